@@ -1,0 +1,46 @@
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import { openDatabase } from './db/open-database.js';
+import { type Logger, createLogger } from './logger.js';
+import { createEmbedder } from './providers/create-embedder.js';
+import type { Embedder } from './providers/embedder.js';
+import { type ServerOptions, createGateway } from './server.js';
+import { migrate } from './store/migrate.js';
+import type { AppDeps } from './services/request-scope.js';
+
+export interface App {
+  deps: AppDeps;
+  gateway: ReturnType<typeof createGateway>;
+  close(): Promise<void>;
+}
+
+/** Opens (or adopts) the database, migrates it, and builds the gateway. No ports are opened here. */
+export async function createApp(
+  config: Config,
+  options: ServerOptions & { db?: Database; embedder?: Embedder; logger?: Logger } = {},
+): Promise<App> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const embedder =
+    options.embedder ??
+    (await createEmbedder(config.embedder, {
+      dataDir: config.dataDir,
+      openaiApiKey: config.openaiApiKey,
+      openaiBaseUrl: config.openaiBaseUrl,
+      log: (msg) => logger.info(msg),
+    }));
+  const db = options.db ?? (await openDatabase(config));
+  try {
+    const applied = await migrate(db, { model: embedder.model, dimensions: embedder.dimensions });
+    if (applied.length) logger.info('migrations applied', { applied });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const deps: AppDeps = { db, config, embedder, logger };
+  const gateway = createGateway(deps, options);
+  return {
+    deps,
+    gateway,
+    close: () => db.close(),
+  };
+}

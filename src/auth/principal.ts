@@ -1,0 +1,57 @@
+import { forbidden } from '../errors.js';
+
+/** Who is asking: which namespaces they may read and write, which visibility scopes they hold. */
+export interface Principal {
+  id: string;
+  read: string[];
+  write: string[];
+  /** Visibility scopes the principal holds; null means every scope (local mode, admins). */
+  scopes: string[] | null;
+  pii: boolean;
+  admin: boolean;
+}
+
+/** Local mode: one full-access principal, only ever bound to loopback. */
+export const LOCAL_PRINCIPAL: Principal = {
+  id: 'local',
+  read: ['*'],
+  write: ['*'],
+  scopes: null,
+  pii: true,
+  admin: true,
+};
+
+/** `team-*` matches `team-a`; `*` matches everything; no other metacharacters. */
+export function globMatches(glob: string, value: string): boolean {
+  if (glob === '*') return true;
+  const pattern = glob.split('*').map(escapeRegExp).join('.*');
+  return new RegExp(`^${pattern}$`).test(value);
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+export function canRead(principal: Principal, namespace: string): boolean {
+  return (
+    principal.read.some((g) => globMatches(g, namespace)) ||
+    principal.write.some((g) => globMatches(g, namespace))
+  );
+}
+
+export function canWrite(principal: Principal, namespace: string): boolean {
+  return principal.write.some((g) => globMatches(g, namespace));
+}
+
+export function assertCanRead(principal: Principal, namespace: string): void {
+  if (!canRead(principal, namespace)) throw forbidden(`You may not read namespace "${namespace}".`);
+}
+
+export function assertCanWrite(principal: Principal, namespace: string): void {
+  if (!canWrite(principal, namespace)) throw forbidden(`You may not write namespace "${namespace}".`);
+}
+
+/** The SQL parameter for visibility predicates: null = unrestricted, else the scopes held. */
+export function visibilityParam(principal: Principal): string[] | null {
+  return principal.scopes;
+}

@@ -1,0 +1,2 @@
+// Commands contributed by other modules register themselves when imported here.
+export {};

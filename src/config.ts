@@ -1,0 +1,108 @@
+import { z } from 'zod';
+
+/** Every setting comes from the environment, parsed once; `loadConfig` lists every problem at once. */
+const booleanFlag = z
+  .enum(['0', '1', 'true', 'false', 'yes', 'no', ''])
+  .optional()
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+const envSchema = z.object({
+  MEMGATE_HOST: z.string().min(1).default('127.0.0.1'),
+  MEMGATE_PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  MEMGATE_DATA_DIR: z.string().min(1).default('./.memgate'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  MEMGATE_EMBEDDER: z.string().min(1).default('offline'),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: z.string().url().optional(),
+  MEMGATE_LLM: z.string().min(1).optional(),
+  MEMGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  MEMGATE_TRACE_SQL: booleanFlag,
+  MEMGATE_TOKENS_FILE: z.string().min(1).optional(),
+  MEMGATE_PRODUCTION: booleanFlag,
+  MEMGATE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  MEMGATE_TRACE_RETENTION_DAYS: z.coerce.number().min(0).default(30),
+  MEMGATE_CHARS_PER_TOKEN: z.coerce.number().positive().max(20).default(3),
+  MEMGATE_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(8 * 1024 * 1024),
+});
+
+export type EnvInput = Record<string, string | undefined>;
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  embedder: string;
+  openaiApiKey: string | undefined;
+  openaiBaseUrl: string | undefined;
+  llm: string | undefined;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  traceSql: boolean;
+  tokensFile: string | undefined;
+  production: boolean;
+  statementTimeoutMs: number;
+  traceRetentionDays: number;
+  charsPerToken: number;
+  maxBodyBytes: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+export function parseConfig(env: EnvInput): Config {
+  // Empty strings mean "unset" so `FOO= memgate` behaves like an absent variable.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  const e = parsed.data;
+  return {
+    host: e.MEMGATE_HOST,
+    port: e.MEMGATE_PORT,
+    dataDir: e.MEMGATE_DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    embedder: e.MEMGATE_EMBEDDER,
+    openaiApiKey: e.OPENAI_API_KEY,
+    openaiBaseUrl: e.OPENAI_BASE_URL,
+    llm: e.MEMGATE_LLM,
+    logLevel: e.MEMGATE_LOG_LEVEL,
+    traceSql: e.MEMGATE_TRACE_SQL,
+    tokensFile: e.MEMGATE_TOKENS_FILE,
+    production: e.MEMGATE_PRODUCTION,
+    statementTimeoutMs: e.MEMGATE_STATEMENT_TIMEOUT_MS,
+    traceRetentionDays: e.MEMGATE_TRACE_RETENTION_DAYS,
+    charsPerToken: e.MEMGATE_CHARS_PER_TOKEN,
+    maxBodyBytes: e.MEMGATE_MAX_BODY_BYTES,
+  };
+}
+
+/** The variables `memgate --help` documents, in the order of the README table. */
+export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
+  ['MEMGATE_HOST', '127.0.0.1', 'address to bind; without a tokens file only loopback is allowed'],
+  ['MEMGATE_PORT', '4000', 'HTTP port'],
+  ['MEMGATE_DATA_DIR', './.memgate', 'embedded database (PGlite) and embedding cache directory'],
+  ['DATABASE_URL', '(unset)', 'PostgreSQL ≥ 15 with pgvector; when set, PGlite is not used'],
+  ['MEMGATE_EMBEDDER', 'offline', 'offline | openai:<model>[:<dims>] | hashing[:<dims>] (tests only)'],
+  ['OPENAI_API_KEY', '(unset)', 'key for the OpenAI-compatible embedder and LLM'],
+  ['OPENAI_BASE_URL', '(unset)', 'base URL of any OpenAI-compatible server'],
+  ['MEMGATE_LLM', '(unset = echo)', 'echo | openai:<model> — rerank, synthesis, intent routing'],
+  ['MEMGATE_LOG_LEVEL', 'info', 'debug | info | warn | error | silent'],
+  ['MEMGATE_TRACE_SQL', '0', '1 adds extensions.sql = { statements, ms } to every response'],
+  ['MEMGATE_TOKENS_FILE', '(unset = local mode)', 'JSON file of principals (bearer token SHA-256 hashes)'],
+  ['MEMGATE_PRODUCTION', '0', '1 disables introspection and GraphiQL'],
+  ['MEMGATE_STATEMENT_TIMEOUT_MS', '15000', 'per-statement database timeout'],
+  ['MEMGATE_TRACE_RETENTION_DAYS', '30', 'context traces older than this are pruned'],
+  ['MEMGATE_CHARS_PER_TOKEN', '3', 'token estimate = ceil(characters / this)'],
+  ['MEMGATE_MAX_BODY_BYTES', '8388608', 'largest accepted request body'],
+];

@@ -1,0 +1,56 @@
+/** The one database interface every store uses; two adapters implement it (PGlite, node-postgres). */
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+}
+
+export type Backend = 'pglite' | 'postgres';
+
+export interface Database extends Queryable {
+  readonly backend: Backend;
+  /** Runs `fn` inside BEGIN/COMMIT; any throw rolls back. `name` appears in logs and traces. */
+  transaction<T>(name: string, fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Per-request SQL accounting, surfaced as `extensions.sql` when MEMGATE_TRACE_SQL=1. */
+export interface SqlTrace {
+  statements: number;
+  ms: number;
+}
+
+/** Normalises parameters so both backends receive identical values. */
+export function toParam(value: unknown): unknown {
+  if (value === undefined) return null;
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value;
+  if (value !== null && typeof value === 'object') return JSON.stringify(value);
+  return value;
+}
+
+/** Wraps a database so that every statement is counted into `trace`, transactions included. */
+export function countingDatabase(db: Database, trace: SqlTrace): Database {
+  const count = <T>(run: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    trace.statements += 1;
+    return run().finally(() => {
+      trace.ms += performance.now() - started;
+    });
+  };
+  const countingQueryable = (q: Queryable): Queryable => ({
+    query: (sql, params) => count(() => q.query(sql, params)),
+  });
+  return {
+    backend: db.backend,
+    query: (sql, params) => count(() => db.query(sql, params)),
+    transaction: (name, fn) => db.transaction(name, (tx) => fn(countingQueryable(tx))),
+    exec: (sql) => db.exec(sql),
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,55 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { type Database, type QueryResult, type Queryable, toParam } from './database.js';
+import { Mutex } from './mutex.js';
+
+export interface PgliteOptions {
+  /** A directory to persist into; undefined keeps the database in memory (tests). */
+  dataDir?: string;
+  /** A dump made by `dumpDataDir`, to start from a migrated template without running initdb. */
+  loadDataDir?: Blob | File;
+}
+
+export async function openPglite(options: PgliteOptions): Promise<Database & { pglite: PGlite }> {
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const pglite = await PGlite.create({
+    dataDir: options.dataDir,
+    loadDataDir: options.loadDataDir,
+    extensions: { vector, pg_trgm },
+    relaxedDurability: false,
+  });
+  // The default 64 MB makes HNSW builds ~4x slower; the WASM heap allows this comfortably.
+  await pglite.exec(`SET maintenance_work_mem = '512MB'`);
+  const lock = new Mutex();
+
+  const run = async <R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
+    const result = await pglite.query<R>(sql, params ? params.map(toParam) : []);
+    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+  };
+
+  return {
+    backend: 'pglite',
+    pglite,
+    query: (sql, params) => lock.run(() => run(sql, params)),
+    transaction: (_name, fn) =>
+      lock.run(async () => {
+        await pglite.exec('BEGIN');
+        const tx: Queryable = { query: (sql, params) => run(sql, params) };
+        try {
+          const value = await fn(tx);
+          await pglite.exec('COMMIT');
+          return value;
+        } catch (error) {
+          await pglite.exec('ROLLBACK');
+          throw error;
+        }
+      }),
+    exec: (sql) =>
+      lock.run(async () => {
+        await pglite.exec(sql);
+      }),
+    close: () => lock.run(() => pglite.close()),
+  };
+}

@@ -1,0 +1,14 @@
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder.js';
+import './types/scalars.js';
+import './types/enums.js';
+import './types/write-payload.js';
+import './types/entity-input.js';
+import './types/entity.js';
+
+export const schema = builder.toSchema({ sortSchema: false });
+
+/** The committed SDL: sorted so that the file only changes when the API does. */
+export function printSortedSchema(): string {
+  return `${printSchema(lexicographicSortSchema(schema))}\n`;
+}

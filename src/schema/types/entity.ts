@@ -1,0 +1,105 @@
+import { assertCanRead } from '../../auth/principal.js';
+import { nsKey } from '../../loaders.js';
+import type { EntityRow } from '../../store/entity-store.js';
+import type { Page } from '../../services/pagination.js';
+import { builder } from '../builder.js';
+import { EntityInputRef } from './entity-input.js';
+import { OriginEnum } from './enums.js';
+import { WritePayloadRef } from './write-payload.js';
+
+export const EntityRef = builder.objectRef<EntityRow>('Entity');
+
+builder.node(EntityRef, {
+  description: 'A typed thing in the graph, identified by (namespace, key).',
+  id: { resolve: (e) => JSON.stringify([e.namespace, e.key]) },
+  loadMany: (ids, ctx) =>
+    Promise.all(
+      ids.map((id) => {
+        const [namespace, key] = parseLocalId(id);
+        assertCanRead(ctx.principal, namespace);
+        return ctx.loaders.entity.load(nsKey(namespace, key));
+      }),
+    ),
+  fields: (t) => ({
+    namespace: t.exposeString('namespace'),
+    key: t.exposeString('key'),
+    kind: t.exposeString('kind'),
+    title: t.exposeString('title'),
+    sourcePath: t.string({ nullable: true, resolve: (e) => e.sourcePath }),
+    confidence: t.float({ nullable: true, resolve: (e) => e.confidence }),
+    origin: t.field({ type: OriginEnum, resolve: (e) => e.origin }),
+    scopes: t.exposeStringList('scopes'),
+    lastSeen: t.field({ type: 'DateTime', nullable: true, resolve: (e) => e.lastSeen }),
+    placeholder: t.exposeBoolean('placeholder', {
+      description: 'True while only facts have named this key and no entity write has filled it in.',
+    }),
+    stale: t.exposeBoolean('stale', { description: 'True when a snapshot of its scope no longer lists it.' }),
+  }),
+});
+
+export const EntityConnectionRef = builder.connectionObject(
+  {
+    type: EntityRef,
+    name: 'EntityConnection',
+    fields: (t) => ({
+      totalCount: t.int({ nullable: true, resolve: (c) => (c as Page<EntityRow>).totalCount ?? null }),
+    }),
+  },
+  { name: 'EntityEdge' },
+);
+
+builder.queryFields((t) => ({
+  entity: t.field({
+    type: EntityRef,
+    nullable: true,
+    args: { namespace: t.arg.string({ required: true }), key: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => ctx.services.entities.get(args.namespace, args.key),
+  }),
+  entities: t.field({
+    type: EntityConnectionRef,
+    args: {
+      namespace: t.arg.string({ required: true }),
+      kinds: t.arg.stringList(),
+      keyPrefix: t.arg.string(),
+      first: t.arg.int({ defaultValue: 20 }),
+      after: t.arg.string(),
+      last: t.arg.int(),
+      before: t.arg.string(),
+    },
+    resolve: (_root, args, ctx) =>
+      ctx.services.entities.list(
+        args.namespace,
+        { kinds: args.kinds, keyPrefix: args.keyPrefix },
+        {
+          first: args.last != null ? null : args.first,
+          after: args.after,
+          last: args.last,
+          before: args.before,
+        },
+      ),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  upsertEntities: t.field({
+    type: WritePayloadRef,
+    description: 'Creates or updates entities by key; each item answers for itself.',
+    args: {
+      namespace: t.arg.string({ required: true }),
+      entities: t.arg({ type: [EntityInputRef], required: true }),
+    },
+    resolve: (_root, args, ctx) => ctx.services.entities.upsertEntities(args.namespace, args.entities),
+  }),
+}));
+
+function parseLocalId(id: string): [string, string] {
+  try {
+    const parts: unknown = JSON.parse(id);
+    if (Array.isArray(parts) && parts.length === 2 && parts.every((p) => typeof p === 'string')) {
+      return [parts[0], parts[1]];
+    }
+  } catch {
+    // fall through
+  }
+  return ['', ''];
+}

@@ -1,0 +1,49 @@
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import type { Config } from './config.js';
+import { createHttpServer } from './http.js';
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** Starts the gateway and keeps it up until SIGTERM/SIGINT, then drains and closes the pool. */
+export async function serve(config: Config): Promise<void> {
+  if (!config.tokensFile && !LOOPBACK.has(config.host) && !config.host.startsWith('127.')) {
+    throw new Error(
+      `Refusing to bind ${config.host} in local mode (no MEMGATE_TOKENS_FILE): local mode serves one ` +
+        'full-access principal and may only listen on loopback. Configure tokens or use MEMGATE_HOST=127.0.0.1.',
+    );
+  }
+  const app = await createApp(config);
+  const { logger } = app.deps;
+  const server = createHttpServer({
+    gateway: app.gateway,
+    db: app.deps.db,
+    logger,
+    maxBodyBytes: config.maxBodyBytes,
+  });
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const { port } = server.address() as AddressInfo;
+  logger.info('memgate listening', {
+    url: `http://${config.host}:${port}/graphql`,
+    backend: app.deps.db.backend,
+    embedder: app.deps.embedder.model,
+  });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    // close() stops accepting and waits for in-flight requests; idle keep-alives are cut.
+    server.close(() => {
+      void app.close().then(() => {
+        logger.info('stopped');
+        process.exit(0);
+      });
+    });
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(1), 15_000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

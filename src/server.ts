@@ -1,0 +1,121 @@
+import { type Plugin, createYoga, useExecutionCancellation } from 'graphql-yoga';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { GraphQLError } from 'graphql';
+import { LOCAL_PRINCIPAL, type Principal } from './auth/principal.js';
+import { type Context, createContext } from './context.js';
+import { errorFields } from './logger.js';
+import { schema } from './schema/index.js';
+import type { AppDeps } from './services/request-scope.js';
+
+export type Authenticate = (request: Request) => Promise<Principal> | Principal;
+
+export interface ServerOptions {
+  /** Resolves the principal of a request; defaults to the local full-access principal. */
+  authenticate?: Authenticate;
+  /** Extra yoga plugins (limits, persisted operations…). */
+  plugins?: Plugin[];
+}
+
+/** Adds `extensions.sql = { statements, ms }` to every response when SQL tracing is on. */
+function useSqlTrace(): Plugin<Context> {
+  return {
+    onExecute: () => ({
+      onExecuteDone: ({ args, result, setResult }) => {
+        if ('errors' in result || 'data' in result) {
+          const { statements, ms } = args.contextValue.sql;
+          setResult({
+            ...result,
+            extensions: {
+              ...(result.extensions ?? {}),
+              sql: { statements, ms: Math.round(ms * 1000) / 1000 },
+            },
+          });
+        }
+      },
+    }),
+  };
+}
+
+/** Every error leaves with a stable code; GraphQL's own validation errors get theirs too. */
+function useErrorCodes(): Plugin {
+  return {
+    onExecute: () => ({
+      onExecuteDone: ({ result, setResult }) => {
+        if (!('errors' in result) || !result.errors?.length) return;
+        setResult({ ...result, errors: result.errors.map(withCode) });
+      },
+    }),
+    onValidate:
+      () =>
+      ({ result, setResult }) => {
+        if (result.length) setResult(result.map(withCode));
+      },
+  };
+}
+
+function withCode(error: GraphQLError): GraphQLError {
+  if (error.extensions?.code) return error;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    originalError: error.originalError,
+    extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+  });
+}
+
+export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
+  const authenticate = options.authenticate ?? (() => LOCAL_PRINCIPAL);
+  return createYoga<Record<string, unknown>, Context>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: deps.config.production ? false : { title: 'memgate', defaultQuery: DEFAULT_QUERY },
+    renderGraphiQL,
+    logging: false,
+    context: async ({ request }) => createContext(deps, await authenticate(request)),
+    maskedErrors: {
+      maskError: (error, message) => {
+        // Duck-typed: yoga and our code may load different copies of graphql's GraphQLError.
+        const original = isGraphQLErrorLike(error) ? (error.originalError ?? undefined) : error;
+        if (isGraphQLErrorLike(error) && (!original || hasCode(original))) {
+          return error as GraphQLError;
+        }
+        deps.logger.error('unexpected error', errorFields(original ?? error));
+        const path = isGraphQLErrorLike(error) ? (error as GraphQLError).path : undefined;
+        return new GraphQLError(message, { path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+      },
+    },
+    plugins: [
+      useExecutionCancellation(),
+      useErrorCodes(),
+      ...(deps.config.traceSql ? [useSqlTrace()] : []),
+      ...(options.plugins ?? []),
+    ],
+  });
+}
+
+function isGraphQLErrorLike(value: unknown): value is { originalError?: unknown; path?: unknown } {
+  return value instanceof Error && value.name === 'GraphQLError';
+}
+
+function hasCode(value: unknown): boolean {
+  const extensions = (value as { extensions?: { code?: unknown } }).extensions;
+  return typeof extensions?.code === 'string';
+}
+
+export type Gateway = ReturnType<typeof createGateway>;
+
+const DEFAULT_QUERY = `# Welcome to memgate. Write an entity, then read it back.
+mutation Write {
+  upsertEntities(namespace: "demo", entities: [{ key: "alice", kind: "person", title: "Alice" }]) {
+    accepted
+    results { index status key }
+  }
+}
+
+query Read {
+  entity(namespace: "demo", key: "alice") { id key kind title }
+}
+`;

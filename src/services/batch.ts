@@ -1,0 +1,68 @@
+import type { Database, Queryable } from '../db/database.js';
+import { MemgateError } from '../errors.js';
+
+export type WriteStatus = 'CREATED' | 'UPDATED' | 'UNCHANGED' | 'REINFORCED' | 'DUPLICATE' | 'REJECTED';
+
+export interface WriteResult {
+  index: number;
+  status: WriteStatus;
+  id?: string | null;
+  key?: string | null;
+  code?: string | null;
+  message?: string | null;
+}
+
+export interface WritePayload {
+  results: WriteResult[];
+  accepted: number;
+  rejected: number;
+}
+
+export function rejected(index: number, code: string, message: string, key?: string | null): WriteResult {
+  return { index, status: 'REJECTED', code, message, key: key ?? null };
+}
+
+export function toPayload(results: WriteResult[]): WritePayload {
+  const sorted = [...results].sort((a, b) => a.index - b.index);
+  const rejectedCount = sorted.filter((r) => r.status === 'REJECTED').length;
+  return { results: sorted, accepted: sorted.length - rejectedCount, rejected: rejectedCount };
+}
+
+/**
+ * Writes each item inside one transaction, each under its own savepoint: an item that fails
+ * rolls back only itself and comes back REJECTED, the others commit together.
+ */
+export async function writeEach<T>(
+  db: Database,
+  name: string,
+  items: { index: number; value: T }[],
+  write: (tx: Queryable, value: T, index: number) => Promise<WriteResult>,
+  onUnexpected: (error: unknown) => void,
+): Promise<WriteResult[]> {
+  if (items.length === 0) return [];
+  return db.transaction(name, async (tx) => {
+    const results: WriteResult[] = [];
+    for (const { index, value } of items) {
+      await tx.query('SAVEPOINT item');
+      try {
+        results.push(await write(tx, value, index));
+        await tx.query('RELEASE SAVEPOINT item');
+      } catch (error) {
+        await tx.query('ROLLBACK TO SAVEPOINT item');
+        results.push(rejectionFor(index, error, onUnexpected));
+      }
+    }
+    return results;
+  });
+}
+
+/** Expected errors keep their code and message; anything else is masked as INTERNAL. */
+export function rejectionFor(
+  index: number,
+  error: unknown,
+  onUnexpected: (error: unknown) => void,
+): WriteResult {
+  if (error instanceof MemgateError) return rejected(index, error.code, error.message);
+  onUnexpected(error);
+  return rejected(index, 'INTERNAL', 'The item could not be written; nothing of it was kept.');
+}

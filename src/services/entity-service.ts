@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import { assertCanRead, assertCanWrite } from '../auth/principal.js';
+import { parseInput } from '../errors.js';
+import { globalId } from '../global-id.js';
+import { nsKey } from '../loaders.js';
+import { type EntityRow, countEntities, listEntities, upsertEntity } from '../store/entity-store.js';
+import { type WritePayload, type WriteResult, rejected, toPayload, writeEach } from './batch.js';
+import { type Page, type PageArgs, decodeCursor, encodeCursor, pageWindow, toPage } from './pagination.js';
+import type { RequestScope } from './request-scope.js';
+import {
+  confidenceSchema,
+  jsonObjectSchema,
+  keySchema,
+  kindSchema,
+  namespaceSchema,
+  scopesSchema,
+  titleSchema,
+  visibilityScopes,
+} from './validation.js';
+
+export const MAX_BATCH = 1000;
+
+export const entityInputSchema = z.object({
+  key: keySchema,
+  kind: kindSchema,
+  title: titleSchema.nullish(),
+  attributes: jsonObjectSchema.nullish(),
+  validFrom: z.date().nullish(),
+  scopes: scopesSchema.nullish(),
+  sourcePath: z.string().max(2048).nullish(),
+  confidence: confidenceSchema.nullish(),
+});
+export type EntityInput = z.infer<typeof entityInputSchema>;
+
+export class EntityService {
+  constructor(private readonly scope: RequestScope) {}
+
+  async upsertEntities(namespace: string, inputs: unknown[]): Promise<WritePayload> {
+    const ns = parseInput(namespaceSchema, namespace, 'namespace');
+    assertCanWrite(this.scope.principal, ns);
+    if (inputs.length > MAX_BATCH) {
+      return toPayload(
+        inputs.map((_, i) => rejected(i, 'LIMIT_EXCEEDED', `A batch holds at most ${MAX_BATCH} items.`)),
+      );
+    }
+    const results: WriteResult[] = [];
+    const valid: { index: number; value: EntityInput }[] = [];
+    inputs.forEach((raw, index) => {
+      const parsed = entityInputSchema.safeParse(raw);
+      if (parsed.success) valid.push({ index, value: parsed.data });
+      else results.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error), keyOf(raw)));
+    });
+    const now = new Date();
+    const written = await writeEach(
+      this.scope.db,
+      'upsertEntities',
+      valid,
+      async (tx, e, index) => {
+        const status = await upsertEntity(tx, ns, {
+          key: e.key,
+          kind: e.kind,
+          title: e.title ?? e.key,
+          attributes: e.attributes ?? null,
+          validFrom: e.validFrom ?? now,
+          scopes: e.scopes ?? [],
+          visibility: visibilityScopes(e.scopes ?? []),
+          sourcePath: e.sourcePath ?? null,
+          confidence: e.confidence ?? null,
+          origin: 'AGENT',
+          pii: false,
+          piiCategories: [],
+          observationId: null,
+        });
+        return { index, status, key: e.key, id: globalId('Entity', ns, e.key) };
+      },
+      (error) => this.scope.deps.logger.error('upsertEntities item failed', { error: String(error) }),
+    );
+    return toPayload([...results, ...written]);
+  }
+
+  async get(namespace: string, key: string): Promise<EntityRow | null> {
+    const ns = parseInput(namespaceSchema, namespace, 'namespace');
+    assertCanRead(this.scope.principal, ns);
+    return this.scope.loaders.entity.load(nsKey(ns, key));
+  }
+
+  async list(
+    namespace: string,
+    filter: { kinds?: string[] | null; keyPrefix?: string | null },
+    page: PageArgs,
+  ): Promise<Page<EntityRow>> {
+    const ns = parseInput(namespaceSchema, namespace, 'namespace');
+    assertCanRead(this.scope.principal, ns);
+    const { backwards, size } = pageWindow(page);
+    const after = page.after ? String(decodeCursor(page.after, 1)[0]) : null;
+    const before = page.before ? String(decodeCursor(page.before, 1)[0]) : null;
+    const vis = this.scope.principal.scopes;
+    const [rows, total] = await Promise.all([
+      listEntities(
+        this.scope.db,
+        ns,
+        { ...filter, afterKey: after, beforeKey: before, limit: size + 1, backwards },
+        vis,
+      ),
+      countEntities(this.scope.db, ns, filter, vis),
+    ]);
+    for (const row of rows) this.scope.loaders.entity.prime(nsKey(ns, row.key), row);
+    const result = toPage(
+      rows,
+      size,
+      backwards,
+      (r) => encodeCursor([r.key]),
+      Boolean(backwards ? before : after),
+    );
+    return { ...result, totalCount: total };
+  }
+}
+
+function describe(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ');
+}
+
+function keyOf(raw: unknown): string | null {
+  return raw && typeof raw === 'object' && typeof (raw as { key?: unknown }).key === 'string'
+    ? (raw as { key: string }).key
+    : null;
+}

@@ -1,0 +1,282 @@
+import type { Queryable } from '../db/database.js';
+import { visibleTo } from './visibility.js';
+
+export interface EntityRow {
+  namespace: string;
+  key: string;
+  kind: string;
+  title: string;
+  attributes: Record<string, unknown>;
+  scopes: string[];
+  visibility: string[];
+  sourcePath: string | null;
+  confidence: number | null;
+  origin: 'VAULT' | 'AGENT';
+  placeholder: boolean;
+  stale: boolean;
+  aliases: string[];
+  pii: boolean;
+  piiCategories: string[];
+  lastSeen: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const ENTITY_COLUMNS = `
+  e.namespace, e.key, e.kind, e.title, e.attributes, e.scopes, e.visibility,
+  e.source_path AS "sourcePath", e.confidence, e.origin, e.placeholder, e.stale, e.aliases,
+  e.pii, e.pii_categories AS "piiCategories", e.last_seen AS "lastSeen",
+  e.created_at AS "createdAt", e.updated_at AS "updatedAt"`;
+
+export interface EntityWrite {
+  key: string;
+  kind: string;
+  title: string;
+  attributes: Record<string, unknown> | null;
+  validFrom: Date;
+  scopes: string[];
+  visibility: string[];
+  sourcePath: string | null;
+  confidence: number | null;
+  origin: 'VAULT' | 'AGENT';
+  pii: boolean;
+  piiCategories: string[];
+  observationId: string | null;
+}
+
+export type EntityWriteStatus = 'CREATED' | 'UPDATED' | 'UNCHANGED';
+
+/** Rows in the order of `keys`; null where absent or invisible. */
+export async function findEntitiesByKeys(
+  q: Queryable,
+  namespace: string,
+  keys: readonly string[],
+  visibleScopes: string[] | null,
+): Promise<(EntityRow | null)[]> {
+  const { rows } = await q.query<EntityRow>(
+    `/* findEntitiesByKeys */
+     SELECT ${ENTITY_COLUMNS} FROM entities e
+     WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND ${visibleTo('e', '$3')}`,
+    [namespace, keys, visibleScopes],
+  );
+  const byKey = new Map(rows.map((r) => [r.key, r]));
+  return keys.map((k) => byKey.get(k) ?? null);
+}
+
+export interface EntityListFilter {
+  kinds?: string[] | null;
+  keyPrefix?: string | null;
+  afterKey?: string | null;
+  beforeKey?: string | null;
+  limit: number;
+  /** Newest keys first is not needed: keys order is stable and cheap on the primary key. */
+  backwards?: boolean;
+}
+
+export async function listEntities(
+  q: Queryable,
+  namespace: string,
+  filter: EntityListFilter,
+  visibleScopes: string[] | null,
+): Promise<EntityRow[]> {
+  const order = filter.backwards ? 'DESC' : 'ASC';
+  const { rows } = await q.query<EntityRow>(
+    `/* listEntities */
+     SELECT ${ENTITY_COLUMNS} FROM entities e
+     WHERE e.namespace = $1
+       AND ($2::text[] IS NULL OR e.kind = ANY($2::text[]))
+       AND ($3::text IS NULL OR starts_with(e.key, $3::text))
+       AND ($4::text IS NULL OR e.key > $4::text)
+       AND ($5::text IS NULL OR e.key < $5::text)
+       AND ${visibleTo('e', '$6')}
+     ORDER BY e.key ${order}
+     LIMIT $7`,
+    [
+      namespace,
+      filter.kinds ?? null,
+      filter.keyPrefix ?? null,
+      filter.afterKey ?? null,
+      filter.beforeKey ?? null,
+      visibleScopes,
+      filter.limit,
+    ],
+  );
+  return filter.backwards ? rows.reverse() : rows;
+}
+
+export async function countEntities(
+  q: Queryable,
+  namespace: string,
+  filter: Pick<EntityListFilter, 'kinds' | 'keyPrefix'>,
+  visibleScopes: string[] | null,
+): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `/* countEntities */
+     SELECT count(*)::int AS n FROM entities e
+     WHERE e.namespace = $1
+       AND ($2::text[] IS NULL OR e.kind = ANY($2::text[]))
+       AND ($3::text IS NULL OR starts_with(e.key, $3::text))
+       AND ${visibleTo('e', '$4')}`,
+    [namespace, filter.kinds ?? null, filter.keyPrefix ?? null, visibleScopes],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * Upserts one entity. Attributes merge shallowly (a JSON null removes a key); a change of
+ * title or attributes closes the attribute version in force and opens one valid from
+ * `validFrom`, so as-of reads see what was true then.
+ */
+export async function upsertEntity(
+  q: Queryable,
+  namespace: string,
+  w: EntityWrite,
+): Promise<EntityWriteStatus> {
+  const existing = await q.query<{
+    title: string;
+    attributes: Record<string, unknown>;
+    kind: string;
+    placeholder: boolean;
+    scopes: string[];
+    sourcePath: string | null;
+    confidence: number | null;
+  }>(
+    `/* lockEntityForUpsert */
+     SELECT title, attributes, kind, placeholder, scopes, source_path AS "sourcePath", confidence
+     FROM entities WHERE namespace = $1 AND key = $2 FOR UPDATE`,
+    [namespace, w.key],
+  );
+  const before = existing.rows[0];
+  const merged = mergeAttributes(before?.attributes ?? {}, w.attributes);
+  if (!before) {
+    await q.query(
+      `/* insertEntity */
+       INSERT INTO entities (namespace, key, kind, title, attributes, scopes, visibility, source_path, confidence,
+                             origin, pii, pii_categories, last_seen)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6::text[], $7::text[], $8, $9, $10, $11, $12::text[], $13::timestamptz)`,
+      [
+        namespace,
+        w.key,
+        w.kind,
+        w.title,
+        merged,
+        w.scopes,
+        w.visibility,
+        w.sourcePath,
+        w.confidence,
+        w.origin,
+        w.pii,
+        w.piiCategories,
+        w.validFrom,
+      ],
+    );
+    await insertVersion(q, namespace, w, merged);
+    return 'CREATED';
+  }
+  const scopes = unionSorted(before.scopes, w.scopes);
+  const changed =
+    before.placeholder ||
+    before.title !== w.title ||
+    before.kind !== w.kind ||
+    !sameJson(before.attributes, merged) ||
+    before.scopes.length !== scopes.length ||
+    (w.sourcePath !== null && w.sourcePath !== before.sourcePath) ||
+    (w.confidence !== null && w.confidence !== before.confidence);
+  if (!changed) return 'UNCHANGED';
+  await q.query(
+    `/* updateEntity */
+     UPDATE entities SET kind = $3, title = $4, attributes = $5::jsonb, scopes = $6::text[],
+       visibility = (SELECT coalesce(array_agg(DISTINCT v ORDER BY v), '{}') FROM unnest(visibility || $7::text[]) v),
+       source_path = coalesce($8, source_path), confidence = coalesce($9, confidence),
+       placeholder = false, pii = pii OR $10, pii_categories = (SELECT coalesce(array_agg(DISTINCT c ORDER BY c), '{}') FROM unnest(pii_categories || $11::text[]) c),
+       last_seen = greatest(last_seen, $12::timestamptz), updated_at = now()
+     WHERE namespace = $1 AND key = $2`,
+    [
+      namespace,
+      w.key,
+      w.kind,
+      w.title,
+      merged,
+      scopes,
+      w.visibility,
+      w.sourcePath,
+      w.confidence,
+      w.pii,
+      w.piiCategories,
+      w.validFrom,
+    ],
+  );
+  if (before.title !== w.title || !sameJson(before.attributes, merged)) {
+    await insertVersion(q, namespace, w, merged);
+  }
+  return 'UPDATED';
+}
+
+async function insertVersion(
+  q: Queryable,
+  namespace: string,
+  w: EntityWrite,
+  attributes: Record<string, unknown>,
+) {
+  // Close the version in force at validFrom, then open the new one until the next known version.
+  await q.query(
+    `/* openAttributeVersion */
+     WITH closed AS (
+       UPDATE entity_versions SET valid_to = $3::timestamptz
+       WHERE namespace = $1 AND key = $2 AND valid_from < $3::timestamptz
+         AND (valid_to IS NULL OR valid_to > $3::timestamptz)
+       RETURNING valid_to
+     )
+     INSERT INTO entity_versions (namespace, key, valid_from, valid_to, title, attributes, observation_id)
+     VALUES ($1, $2, $3::timestamptz,
+             (SELECT min(valid_from) FROM entity_versions WHERE namespace = $1 AND key = $2 AND valid_from > $3::timestamptz),
+             $4, $5::jsonb, $6)
+     ON CONFLICT (namespace, key, valid_from) DO UPDATE SET title = excluded.title, attributes = excluded.attributes,
+       observation_id = coalesce(excluded.observation_id, entity_versions.observation_id)`,
+    [namespace, w.key, w.validFrom, w.title, attributes, w.observationId],
+  );
+}
+
+/** Creates endpoints that facts name before their entity arrives; a later upsert fills them in. */
+export async function ensurePlaceholders(q: Queryable, namespace: string, keys: string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await q.query(
+    `/* ensurePlaceholderEntities */
+     INSERT INTO entities (namespace, key, kind, title, placeholder)
+     SELECT $1, k, 'entity', k, true FROM unnest($2::text[]) AS k
+     ON CONFLICT (namespace, key) DO NOTHING`,
+    [namespace, keys],
+  );
+}
+
+export function mergeAttributes(
+  base: Record<string, unknown>,
+  patch: Record<string, unknown> | null,
+): Record<string, unknown> {
+  if (!patch) return base;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+
+function unionSorted(a: string[], b: string[]): string[] {
+  return [...new Set([...a, ...b])].sort();
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return stableStringify(a) === stableStringify(b);
+}
+
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableStringify((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,89 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { type App, createApp } from '../../src/app.js';
+import { type EnvInput, parseConfig } from '../../src/config.js';
+import type { Database } from '../../src/db/database.js';
+import { createHttpServer } from '../../src/http.js';
+import { createLogger } from '../../src/logger.js';
+import { createHashingEmbedder } from '../../src/providers/hashing-embedder.js';
+import type { ServerOptions } from '../../src/server.js';
+import { TEST_EMBEDDING, openTestDatabase } from './test-database.js';
+
+export interface GqlResponse<T = Record<string, unknown>> {
+  status: number;
+  data?: T | null;
+  errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, unknown> }[];
+  extensions?: { sql?: { statements: number; ms: number } } & Record<string, unknown>;
+}
+
+export interface TestGateway {
+  url: string;
+  app: App;
+  db: Database;
+  /** Sends one GraphQL operation over real HTTP. */
+  gql<T = Record<string, unknown>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    options?: { token?: string; headers?: Record<string, string> },
+  ): Promise<GqlResponse<T>>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real gateway on a loopback port over a fresh migrated database (PGlite, or native
+ * PostgreSQL when DATABASE_URL is set), with SQL tracing on.
+ */
+export async function startTestGateway(
+  env: EnvInput = {},
+  options: ServerOptions = {},
+): Promise<TestGateway> {
+  const config = parseConfig({
+    MEMGATE_TRACE_SQL: '1',
+    MEMGATE_LOG_LEVEL: 'silent',
+    MEMGATE_EMBEDDER: TEST_EMBEDDING.model,
+    MEMGATE_DATA_DIR: '.test-cache/data',
+    ...env,
+  });
+  const db = await openTestDatabase();
+  const app = await createApp(config, {
+    ...options,
+    db,
+    embedder: createHashingEmbedder(TEST_EMBEDDING.dimensions),
+    logger: createLogger('silent'),
+  });
+  const server: Server = createHttpServer({
+    gateway: app.gateway,
+    db,
+    logger: app.deps.logger,
+    maxBodyBytes: config.maxBodyBytes,
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}/graphql`;
+  return {
+    url,
+    app,
+    db,
+    async gql(query, variables, opts = {}) {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/graphql-response+json, application/json',
+          ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+          ...opts.headers,
+        },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await res.json()) as GqlResponse;
+      return { ...body, status: res.status } as GqlResponse<never>;
+    },
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await app.close();
+    },
+  };
+}
