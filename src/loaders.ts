@@ -1,6 +1,9 @@
 import DataLoader from 'dataloader';
 import type { Database } from './db/database.js';
+import { type ChunkRow, findChunksByIds } from './store/chunk-store.js';
 import { type EntityRow, findEntitiesByKeys } from './store/entity-store.js';
+import { type FactRow, findFactsByIds } from './store/fact-store.js';
+import { type ObservationRow, findObservationsByIds } from './store/observation-store.js';
 
 /** A key that carries its namespace: batches group by namespace, one statement per group. */
 export const nsKey = (namespace: string, key: string): string => `${namespace}\u0000${key}`;
@@ -36,11 +39,17 @@ export function byNamespace<V>(
 
 export interface Loaders {
   entity: DataLoader<string, EntityRow | null>;
+  fact: DataLoader<string, FactRow | null>;
+  observation: DataLoader<string, ObservationRow | null>;
+  chunk: DataLoader<string, ChunkRow | null>;
 }
 
 /** Fresh loaders per request: caches never outlive one request or cross principals. */
 export function createLoaders(db: Database, visibleScopes: string[] | null): Loaders {
   return {
     entity: new DataLoader(byNamespace((ns, keys) => findEntitiesByKeys(db, ns, keys, visibleScopes))),
+    fact: new DataLoader(byNamespace((ns, ids) => findFactsByIds(db, ns, ids, visibleScopes))),
+    observation: new DataLoader(byNamespace((ns, ids) => findObservationsByIds(db, ns, ids, visibleScopes))),
+    chunk: new DataLoader(byNamespace((ns, ids) => findChunksByIds(db, ns, ids.map(Number), visibleScopes))),
   };
 }

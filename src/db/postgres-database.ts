@@ -1,5 +1,5 @@
 import pg from 'pg';
-import pgvector from 'pgvector/pg';
+import pgvector from 'pgvector';
 import { type Database, type QueryResult, type Queryable, toParam } from './database.js';
 
 // int8 counts and ids fit in a double here; both backends then return numbers.
@@ -12,18 +12,33 @@ export interface PostgresOptions {
 }
 
 export async function openPostgres(options: PostgresOptions): Promise<Database & { pool: pg.Pool }> {
+  // The vector type must exist before its parser can be registered; migrations repeat this harmlessly.
+  const boot = new pg.Client({ connectionString: options.connectionString });
+  await boot.connect();
+  let vectorOid: number;
+  try {
+    await boot.query('CREATE EXTENSION IF NOT EXISTS vector');
+    await boot.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+    const { rows } = await boot.query<{ oid: number }>(
+      `SELECT oid::int AS oid FROM pg_type WHERE typname = 'vector'`,
+    );
+    vectorOid = rows[0]!.oid;
+  } finally {
+    await boot.end();
+  }
+  // pgvector's parser on every pooled connection, via the pool's type table (no per-connect query).
+  const types = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === vectorOid
+        ? pgvector.fromSql
+        : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
     statement_timeout: options.statementTimeoutMs,
     application_name: 'memgate',
-  });
-  // The vector type must exist before connections can register it; migrations repeat this harmlessly.
-  await pool.query('CREATE EXTENSION IF NOT EXISTS vector');
-  await pool.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
-  pool.on('connect', (client) => {
-    // node-postgres queues per client, so this lookup completes before the caller's first query.
-    void pgvector.registerTypes(client).catch(() => undefined);
+    types,
   });
   const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
     const result = await q.query(sql, params ? params.map(toParam) : []);

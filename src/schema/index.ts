@@ -5,6 +5,11 @@ import './types/enums.js';
 import './types/write-payload.js';
 import './types/entity-input.js';
 import './types/entity.js';
+import './types/ref.js';
+import './types/source-identity.js';
+import './types/observation.js';
+import './types/fact.js';
+import './types/chunk.js';
 
 export const schema = builder.toSchema({ sortSchema: false });
 

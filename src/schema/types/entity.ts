@@ -1,10 +1,9 @@
-import { assertCanRead } from '../../auth/principal.js';
-import { nsKey } from '../../loaders.js';
 import type { EntityRow } from '../../store/entity-store.js';
 import type { Page } from '../../services/pagination.js';
 import { builder } from '../builder.js';
 import { EntityInputRef } from './entity-input.js';
 import { OriginEnum } from './enums.js';
+import { loadNodes } from './node-loading.js';
 import { WritePayloadRef } from './write-payload.js';
 
 export const EntityRef = builder.objectRef<EntityRow>('Entity');
@@ -12,14 +11,7 @@ export const EntityRef = builder.objectRef<EntityRow>('Entity');
 builder.node(EntityRef, {
   description: 'A typed thing in the graph, identified by (namespace, key).',
   id: { resolve: (e) => JSON.stringify([e.namespace, e.key]) },
-  loadMany: (ids, ctx) =>
-    Promise.all(
-      ids.map((id) => {
-        const [namespace, key] = parseLocalId(id);
-        assertCanRead(ctx.principal, namespace);
-        return ctx.loaders.entity.load(nsKey(namespace, key));
-      }),
-    ),
+  loadMany: (ids, ctx) => loadNodes(ids, ctx, (k) => ctx.loaders.entity.load(k)),
   fields: (t) => ({
     namespace: t.exposeString('namespace'),
     key: t.exposeString('key'),
@@ -91,15 +83,3 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => ctx.services.entities.upsertEntities(args.namespace, args.entities),
   }),
 }));
-
-function parseLocalId(id: string): [string, string] {
-  try {
-    const parts: unknown = JSON.parse(id);
-    if (Array.isArray(parts) && parts.length === 2 && parts.every((p) => typeof p === 'string')) {
-      return [parts[0], parts[1]];
-    }
-  } catch {
-    // fall through
-  }
-  return ['', ''];
-}
