@@ -1,3 +1,5 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { print } from 'graphql';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { type App, createApp } from '../../src/app.js';
@@ -20,10 +22,10 @@ export interface TestGateway {
   url: string;
   app: App;
   db: Database;
-  /** Sends one GraphQL operation over real HTTP. */
-  gql<T = Record<string, unknown>>(
-    query: string,
-    variables?: Record<string, unknown>,
+  /** Sends one GraphQL operation over real HTTP: a string, or a typed document from codegen. */
+  gql<T = Record<string, unknown>, V = Record<string, unknown>>(
+    query: string | TypedDocumentNode<T, V>,
+    variables?: V,
     options?: { token?: string; headers?: Record<string, string> },
   ): Promise<GqlResponse<T>>;
   close(): Promise<void>;
@@ -73,7 +75,7 @@ export async function startTestGateway(
           ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
           ...opts.headers,
         },
-        body: JSON.stringify({ query, variables }),
+        body: JSON.stringify({ query: typeof query === 'string' ? query : print(query), variables }),
       });
       const body = (await res.json()) as GqlResponse;
       return { ...body, status: res.status } as GqlResponse<never>;

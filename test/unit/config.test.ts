@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../src/config.js';
+
+describe('configuration from the environment', () => {
+  it('has working defaults: loopback, port 4000, embedded database in ./.memgate', () => {
+    const config = parseConfig({});
+    expect(config).toMatchObject({ host: '127.0.0.1', port: 4000, dataDir: './.memgate', embedder: 'offline' });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.traceSql).toBe(false);
+  });
+
+  it('lists every problem at once', () => {
+    try {
+      parseConfig({ MEMGATE_PORT: 'eighty', DATABASE_URL: 'mysql://x', MEMGATE_LOG_LEVEL: 'loud' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const problems = (error as ConfigError).problems.join('\n');
+      expect(problems).toMatch(/MEMGATE_PORT/);
+      expect(problems).toMatch(/DATABASE_URL/);
+      expect(problems).toMatch(/MEMGATE_LOG_LEVEL/);
+    }
+  });
+
+  it('treats empty variables as unset and parses flags', () => {
+    const config = parseConfig({ DATABASE_URL: '', MEMGATE_TRACE_SQL: '1', MEMGATE_PORT: '0' });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.traceSql).toBe(true);
+    expect(config.port).toBe(0);
+  });
+});
