@@ -8,6 +8,8 @@ const config: CodegenConfig = {
   schema: 'schema/schema.graphql',
   documents: ['test/operations/**/*.graphql'],
   ignoreNoDocuments: true,
+  // NodeNext resolution needs explicit .js extensions in the generated imports.
+  importExtension: '.js',
   generates: {
     'test/generated/': {
       preset: 'client',

@@ -53,7 +53,10 @@ function useErrorCodes(): Plugin {
   };
 }
 
-function withCode(error: GraphQLError): GraphQLError {
+function withCode(error: GraphQLError | Error): GraphQLError {
+  if (!(error instanceof GraphQLError)) {
+    return new GraphQLError(error.message, { extensions: { code: 'BAD_USER_INPUT' } });
+  }
   if (error.extensions?.code) return error;
   return new GraphQLError(error.message, {
     nodes: error.nodes,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isVisibilityScope } from '../domain/scopes.js';
 
 /** Shapes shared by every write and read at the edge. */
 export const namespaceSchema = z
@@ -41,5 +42,5 @@ export const confidenceSchema = z
 
 /** Scopes that restrict visibility (the rest only rank). */
 export function visibilityScopes(scopes: readonly string[]): string[] {
-  return [...new Set(scopes.filter((s) => s.startsWith('workspace:') || s.startsWith('principal:')))].sort();
+  return [...new Set(scopes.filter(isVisibilityScope))].sort();
 }

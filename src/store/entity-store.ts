@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { canonicalJson } from '../domain/ids.js';
 import { visibleTo } from './visibility.js';
 
 export interface EntityRow {
@@ -267,16 +268,5 @@ function unionSorted(a: string[], b: string[]): string[] {
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
-  return stableStringify(a) === stableStringify(b);
-}
-
-function stableStringify(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableStringify((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
+  return canonicalJson(a) === canonicalJson(b);
 }

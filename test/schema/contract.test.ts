@@ -49,29 +49,42 @@ function shapeProblems(): string[] {
     }
     if (isEnumType(want) && isEnumType(have)) {
       const values = new Set(have.getValues().map((v) => v.name));
-      for (const v of want.getValues()) if (!values.has(v.name)) problems.push(`${want.name}.${v.name}: enum value missing`);
+      for (const v of want.getValues())
+        if (!values.has(v.name)) problems.push(`${want.name}.${v.name}: enum value missing`);
     }
     if ((isObjectType(want) || isInterfaceType(want)) && (isObjectType(have) || isInterfaceType(have))) {
       const haveFields = have.getFields() as Record<string, GraphQLField<unknown, unknown>>;
       for (const wf of Object.values(want.getFields())) {
         const hf = haveFields[wf.name];
         if (!hf) continue;
-        if (String(hf.type) !== String(wf.type)) problems.push(`${want.name}.${wf.name}: ${hf.type}, contract says ${wf.type}`);
+        if (String(hf.type) !== String(wf.type))
+          problems.push(`${want.name}.${wf.name}: ${hf.type}, contract says ${wf.type}`);
         for (const wa of wf.args) {
           const ha = hf.args.find((a) => a.name === wa.name);
           if (!ha) problems.push(`${want.name}.${wf.name}(${wa.name}): argument missing`);
-          else if (String(ha.type) !== String(wa.type)) problems.push(`${want.name}.${wf.name}(${wa.name}): ${ha.type}, contract says ${wa.type}`);
-          else if (defaultOf(ha) !== defaultOf(wa)) problems.push(`${want.name}.${wf.name}(${wa.name}): default ${defaultOf(ha)}, contract says ${defaultOf(wa)}`);
+          else if (String(ha.type) !== String(wa.type))
+            problems.push(`${want.name}.${wf.name}(${wa.name}): ${ha.type}, contract says ${wa.type}`);
+          else if (defaultOf(ha) !== defaultOf(wa))
+            problems.push(
+              `${want.name}.${wf.name}(${wa.name}): default ${defaultOf(ha)}, contract says ${defaultOf(wa)}`,
+            );
         }
         for (const ha of hf.args) {
-          if (!wf.args.some((a) => a.name === ha.name) && isNonNullType(ha.type) && ha.defaultValue === undefined) {
-            problems.push(`${want.name}.${wf.name}(${ha.name}): extra required argument makes the contract stricter`);
+          if (
+            !wf.args.some((a) => a.name === ha.name) &&
+            isNonNullType(ha.type) &&
+            ha.defaultValue === undefined
+          ) {
+            problems.push(
+              `${want.name}.${wf.name}(${ha.name}): extra required argument makes the contract stricter`,
+            );
           }
         }
       }
       if (isObjectType(want) && isObjectType(have)) {
         const ifaces = new Set(have.getInterfaces().map((i) => i.name));
-        for (const i of want.getInterfaces()) if (!ifaces.has(i.name)) problems.push(`${want.name}: does not implement ${i.name}`);
+        for (const i of want.getInterfaces())
+          if (!ifaces.has(i.name)) problems.push(`${want.name}: does not implement ${i.name}`);
       }
     }
     if (isInputObjectType(want) && isInputObjectType(have)) {
@@ -82,8 +95,10 @@ function shapeProblems(): string[] {
           problems.push(`${want.name}.${wf.name}: input field missing`);
           continue;
         }
-        if (String(hf.type) !== String(wf.type)) problems.push(`${want.name}.${wf.name}: ${hf.type}, contract says ${wf.type}`);
-        else if (defaultOf(hf) !== defaultOf(wf)) problems.push(`${want.name}.${wf.name}: default ${defaultOf(hf)}, contract says ${defaultOf(wf)}`);
+        if (String(hf.type) !== String(wf.type))
+          problems.push(`${want.name}.${wf.name}: ${hf.type}, contract says ${wf.type}`);
+        else if (defaultOf(hf) !== defaultOf(wf))
+          problems.push(`${want.name}.${wf.name}: default ${defaultOf(hf)}, contract says ${defaultOf(wf)}`);
       }
       for (const hf of Object.values(haveFields)) {
         if (!want.getFields()[hf.name] && isNonNullType(hf.type) && hf.defaultValue === undefined) {

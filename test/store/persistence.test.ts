@@ -15,17 +15,32 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('embedded database in a data 
       await migrate(first, { model: 'hashing:16', dimensions: 16 });
       await first.transaction('seed', (tx) =>
         upsertEntity(tx, 'ns', {
-          key: 'k1', kind: 'thing', title: 'Kept', attributes: { a: 1 }, validFrom: new Date(), scopes: [],
-          visibility: [], sourcePath: null, confidence: null, origin: 'AGENT', pii: false, piiCategories: [], observationId: null,
+          key: 'k1',
+          kind: 'thing',
+          title: 'Kept',
+          attributes: { a: 1 },
+          validFrom: new Date(),
+          scopes: [],
+          visibility: [],
+          sourcePath: null,
+          confidence: null,
+          origin: 'AGENT',
+          pii: false,
+          piiCategories: [],
+          observationId: null,
         }),
       );
       await first.close();
 
       const second = await openPglite({ dataDir: dir });
       expect(await migrate(second, { model: 'hashing:16', dimensions: 16 })).toEqual([]);
-      const { rows } = await second.query<{ title: string }>(`SELECT title FROM entities WHERE namespace = 'ns' AND key = 'k1'`);
+      const { rows } = await second.query<{ title: string }>(
+        `SELECT title FROM entities WHERE namespace = 'ns' AND key = 'k1'`,
+      );
       expect(rows).toEqual([{ title: 'Kept' }]);
-      const mismatch = await migrate(second, { model: 'offline:x', dimensions: 100 }).catch((e: unknown) => e);
+      const mismatch = await migrate(second, { model: 'offline:x', dimensions: 100 }).catch(
+        (e: unknown) => e,
+      );
       expect(mismatch).toBeInstanceOf(EmbeddingMismatchError);
       expect(String(mismatch)).toMatch(/memgate reindex/);
       await second.close();

@@ -4,7 +4,12 @@ import { ConfigError, parseConfig } from '../../src/config.js';
 describe('configuration from the environment', () => {
   it('has working defaults: loopback, port 4000, embedded database in ./.memgate', () => {
     const config = parseConfig({});
-    expect(config).toMatchObject({ host: '127.0.0.1', port: 4000, dataDir: './.memgate', embedder: 'offline' });
+    expect(config).toMatchObject({
+      host: '127.0.0.1',
+      port: 4000,
+      dataDir: './.memgate',
+      embedder: 'offline',
+    });
     expect(config.databaseUrl).toBeUndefined();
     expect(config.traceSql).toBe(false);
   });

@@ -1,6 +1,6 @@
 import { GraphQLError, Kind } from 'graphql';
 import { builder } from '../builder.js';
-import { parseDateTime } from '../../domain/datetime.js';
+import { parseDateTime } from '../../domain/temporal.js';
 
 builder.scalarType('DateTime', {
   description: 'ISO-8601 with a time zone in, UTC ISO-8601 out.',
@@ -25,9 +25,10 @@ builder.scalarType('JSON', {
 
 function parseDateTimeOrThrow(value: unknown): Date {
   if (typeof value !== 'string') throw badDate('DateTime must be an ISO-8601 string');
-  const parsed = parseDateTime(value);
-  if (!parsed) throw badDate(`"${value.slice(0, 64)}" is not an ISO-8601 date-time with a time zone`);
-  return parsed;
+  const parsed = parseDateTime(value.length > 64 ? value.slice(0, 64) : value);
+  if (!parsed.ok || value.length > 64)
+    throw badDate(`DateTime: ${parsed.ok ? 'too long' : parsed.error.message}`);
+  return parsed.value;
 }
 
 function badDate(message: string): GraphQLError {
