@@ -10,6 +10,13 @@ import './types/source-identity.js';
 import './types/observation.js';
 import './types/fact.js';
 import './types/chunk.js';
+import './types/ref-input.js';
+import './types/source-input.js';
+import './types/fact-input.js';
+import './types/episode-input.js';
+import './types/assertion-input.js';
+import './types/observation-input.js';
+import './types/entity-purge.js';
 
 export const schema = builder.toSchema({ sortSchema: false });
 

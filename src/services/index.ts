@@ -1,12 +1,21 @@
 import { EntityService } from './entity-service.js';
+import { FactService } from './fact-service.js';
+import { ObservationService } from './observation-service.js';
+import { PurgeService } from './purge-service.js';
 import type { RequestScope } from './request-scope.js';
 
 export interface Services {
   entities: EntityService;
+  observations: ObservationService;
+  facts: FactService;
+  purge: PurgeService;
 }
 
 export function createServices(scope: RequestScope): Services {
   return {
     entities: new EntityService(scope),
+    observations: new ObservationService(scope),
+    facts: new FactService(scope),
+    purge: new PurgeService(scope),
   };
 }

@@ -52,3 +52,304 @@ export async function findObservationsByIds(
   const byId = new Map(rows.map((r) => [r.observationId, r]));
   return ids.map((id) => byId.get(id) ?? null);
 }
+
+/** A new observation as the write path stores it (status already decided for plain items). */
+export interface ObservationWrite {
+  observationId: string;
+  sourceSystem: string;
+  sourceStream: string | null;
+  sourceExternalId: string | null;
+  kind: string;
+  occurredAt: Date;
+  recordedAt: Date;
+  actorType: string | null;
+  actorId: string | null;
+  subjectType: string | null;
+  subjectId: string | null;
+  scopes: string[];
+  visibility: string[];
+  content: string | null;
+  data: unknown;
+  provenance: unknown;
+  status: ObservationStatus;
+  statusReason: string | null;
+  sessionId: string | null;
+  pii: boolean;
+  piiCategories: string[];
+}
+
+/**
+ * Which of `ids` are already recorded. Write-side dedup must see every row whatever the
+ * caller's scopes (an invisible duplicate is still a duplicate), so callers pass null.
+ */
+export async function findExistingObservationIds(
+  q: Queryable,
+  namespace: string,
+  ids: readonly string[],
+  visibleScopes: string[] | null,
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await q.query<{ id: string }>(
+    `/* findExistingObservationIds */
+     SELECT o.observation_id AS id FROM observations o
+     WHERE o.namespace = $1 AND o.observation_id = ANY($2::text[]) AND ${visibleTo('o', '$3')}`,
+    [namespace, ids, visibleScopes],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Inserts observations in one multi-row statement. Rows whose id exists already (a concurrent
+ * writer won the race) are skipped; the ids actually inserted come back.
+ */
+export async function insertObservations(
+  q: Queryable,
+  namespace: string,
+  rows: ObservationWrite[],
+): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const payload = rows.map((r) => ({
+    observation_id: r.observationId,
+    source_system: r.sourceSystem,
+    source_stream: r.sourceStream,
+    source_external_id: r.sourceExternalId,
+    kind: r.kind,
+    occurred_at: r.occurredAt.toISOString(),
+    recorded_at: r.recordedAt.toISOString(),
+    actor_type: r.actorType,
+    actor_id: r.actorId,
+    subject_type: r.subjectType,
+    subject_id: r.subjectId,
+    scopes: r.scopes,
+    visibility: r.visibility,
+    content: r.content,
+    data: r.data ?? null,
+    provenance: r.provenance ?? null,
+    status: r.status,
+    status_reason: r.statusReason,
+    session_id: r.sessionId,
+    pii: r.pii,
+    pii_categories: r.piiCategories,
+  }));
+  const { rows: inserted } = await q.query<{ id: string }>(
+    `/* insertObservations */
+     INSERT INTO observations (namespace, observation_id, source_system, source_stream, source_external_id, kind,
+                               occurred_at, recorded_at, actor_type, actor_id, subject_type, subject_id, scopes,
+                               visibility, content, data, provenance, status, status_reason, session_id, pii,
+                               pii_categories)
+     SELECT $1, r.observation_id, r.source_system, r.source_stream, r.source_external_id, r.kind,
+            r.occurred_at, r.recorded_at, r.actor_type, r.actor_id, r.subject_type, r.subject_id,
+            coalesce(r.scopes, '{}'), coalesce(r.visibility, '{}'), r.content, r.data, r.provenance, r.status,
+            r.status_reason, r.session_id, r.pii, coalesce(r.pii_categories, '{}')
+     FROM jsonb_to_recordset($2::jsonb) AS r(observation_id text, source_system text, source_stream text,
+            source_external_id text, kind text, occurred_at timestamptz, recorded_at timestamptz, actor_type text,
+            actor_id text, subject_type text, subject_id text, scopes text[], visibility text[], content text,
+            data jsonb, provenance jsonb, status text, status_reason text, session_id text, pii boolean,
+            pii_categories text[])
+     ON CONFLICT (namespace, observation_id) DO NOTHING
+     RETURNING observation_id AS id`,
+    [namespace, JSON.stringify(payload)],
+  );
+  return new Set(inserted.map((r) => r.id));
+}
+
+/** The end of an observation's processing: PROCESSED, PARTIALLY_PROCESSED or FAILED, with why. */
+export async function setObservationStatus(
+  q: Queryable,
+  namespace: string,
+  observationId: string,
+  status: ObservationStatus,
+  reason: string | null,
+): Promise<void> {
+  await q.query(
+    `/* setObservationStatus */
+     UPDATE observations SET status = $3, status_reason = $4 WHERE namespace = $1 AND observation_id = $2`,
+    [namespace, observationId, status, reason],
+  );
+}
+
+/** The entity that owns an observation's content chunks: kind `observation`, key = its id. */
+export interface ObservationNodeWrite {
+  key: string;
+  title: string;
+  scopes: string[];
+  visibility: string[];
+  sourcePath: string | null;
+  provenance: unknown;
+  lastSeen: Date;
+}
+
+export async function insertObservationNodes(
+  q: Queryable,
+  namespace: string,
+  nodes: ObservationNodeWrite[],
+): Promise<void> {
+  if (nodes.length === 0) return;
+  await q.query(
+    `/* insertObservationNodes */
+     INSERT INTO entities (namespace, key, kind, title, scopes, visibility, source_path, provenance, last_seen)
+     SELECT $1, n.key, 'observation', n.title, coalesce(n.scopes, '{}'), coalesce(n.visibility, '{}'),
+            n.source_path, n.provenance, n.last_seen
+     FROM jsonb_to_recordset($2::jsonb) AS n(key text, title text, scopes text[], visibility text[],
+            source_path text, provenance jsonb, last_seen timestamptz)
+     ON CONFLICT (namespace, key) DO NOTHING`,
+    [
+      namespace,
+      JSON.stringify(
+        nodes.map((n) => ({
+          key: n.key,
+          title: n.title,
+          scopes: n.scopes,
+          visibility: n.visibility,
+          source_path: n.sourcePath,
+          provenance: n.provenance ?? null,
+          last_seen: n.lastSeen.toISOString(),
+        })),
+      ),
+    ],
+  );
+}
+
+/** A chunk of observation text, for any owner node (many nodes in one statement). */
+export interface ObservationChunkWrite {
+  nodeKey: string;
+  order: number;
+  kind: string;
+  title: string | null;
+  heading: string | null;
+  text: string;
+  searchText: string;
+  sourcePath: string | null;
+  meta: Record<string, unknown>;
+  scopes: string[];
+  visibility: string[];
+  observationId: string;
+  occurredAt: Date;
+  pii: boolean;
+  piiCategories: string[];
+  embedding: number[] | null;
+}
+
+/**
+ * Inserts the chunks of freshly recorded observations in one multi-row statement (the owners
+ * are new, so nothing is replaced). The text search configuration is the namespace's.
+ * Postings follow by trigger.
+ */
+export async function insertObservationChunks(
+  q: Queryable,
+  namespace: string,
+  chunks: ObservationChunkWrite[],
+): Promise<void> {
+  if (chunks.length === 0) return;
+  const payload = chunks.map((c) => ({
+    node_key: c.nodeKey,
+    ord: c.order,
+    kind: c.kind,
+    title: c.title,
+    heading: c.heading,
+    text: c.text,
+    search_text: c.searchText,
+    source_path: c.sourcePath,
+    meta: c.meta,
+    scopes: c.scopes,
+    visibility: c.visibility,
+    observation_id: c.observationId,
+    occurred_at: c.occurredAt.toISOString(),
+    pii: c.pii,
+    pii_categories: c.piiCategories,
+    embedding: c.embedding ? `[${c.embedding.join(',')}]` : null,
+  }));
+  await q.query(
+    `/* insertObservationChunks */
+     INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
+                         meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
+     SELECT $1, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text,
+            coalesce((SELECT s.ts_config FROM namespace_settings s WHERE s.namespace = $1), 'english'::regconfig),
+            c.source_path, coalesce(c.meta, '{}'::jsonb), coalesce(c.scopes, '{}'), coalesce(c.visibility, '{}'),
+            c.observation_id, c.occurred_at, c.pii, coalesce(c.pii_categories, '{}'), c.embedding::vector
+     FROM jsonb_to_recordset($2::jsonb) AS c(node_key text, ord int, kind text, title text, heading text, text text,
+            search_text text, source_path text, meta jsonb, scopes text[], visibility text[], observation_id text,
+            occurred_at timestamptz, pii boolean, pii_categories text[], embedding text)
+     ON CONFLICT (namespace, node_key, ord) DO NOTHING`,
+    [namespace, JSON.stringify(payload)],
+  );
+}
+
+/** What a redaction replaced, described without the content itself. */
+export interface RedactedObservation {
+  kind: string;
+  status: ObservationStatus;
+  contentBytes: number;
+  dataBytes: number;
+  pii: boolean;
+  piiCategories: string[];
+}
+
+/**
+ * Replaces content and data, marks the row REDACTED with the reason, and clears its PII mark
+ * (nothing personal is left). Returns the before-state summary, or null when absent.
+ */
+export async function redactObservationRow(
+  q: Queryable,
+  namespace: string,
+  observationId: string,
+  reason: string,
+): Promise<RedactedObservation | null> {
+  const { rows } = await q.query<RedactedObservation>(
+    `/* redactObservationRow */
+     WITH before AS (
+       SELECT observation_id, kind, status, octet_length(coalesce(content, ''))::int AS "contentBytes",
+              coalesce(octet_length(data::text), 0)::int AS "dataBytes", pii, pii_categories
+       FROM observations WHERE namespace = $1 AND observation_id = $2 FOR UPDATE
+     )
+     UPDATE observations o
+     SET content = '[redacted]', data = NULL, status = 'REDACTED', status_reason = $3, pii = false,
+         pii_categories = '{}'
+     FROM before b
+     WHERE o.namespace = $1 AND o.observation_id = b.observation_id
+     RETURNING b.kind, b.status, b."contentBytes", b."dataBytes", b.pii, b.pii_categories AS "piiCategories"`,
+    [namespace, observationId, reason],
+  );
+  return rows[0] ?? null;
+}
+
+/** The status of one observation, locked for the rest of the transaction; null when absent. */
+export async function lockObservation(
+  q: Queryable,
+  namespace: string,
+  observationId: string,
+): Promise<{ status: ObservationStatus; kind: string } | null> {
+  const { rows } = await q.query<{ status: ObservationStatus; kind: string }>(
+    `/* lockObservation */
+     SELECT status, kind FROM observations WHERE namespace = $1 AND observation_id = $2 FOR UPDATE`,
+    [namespace, observationId],
+  );
+  return rows[0] ?? null;
+}
+
+/** Deletes every chunk cut from an observation, whoever owns it; returns how many. */
+export async function deleteChunksOfObservation(
+  q: Queryable,
+  namespace: string,
+  observationId: string,
+): Promise<number> {
+  const { rowCount } = await q.query(
+    `/* deleteChunksOfObservation */ DELETE FROM chunks WHERE namespace = $1 AND observation_id = $2`,
+    [namespace, observationId],
+  );
+  return rowCount;
+}
+
+/** Replaces every chunk of one node (an episode rewritten by a later observation). */
+export async function replaceNodeChunks(
+  q: Queryable,
+  namespace: string,
+  nodeKey: string,
+  chunks: ObservationChunkWrite[],
+): Promise<void> {
+  await q.query(`/* deleteChunksOfNode */ DELETE FROM chunks WHERE namespace = $1 AND node_key = $2`, [
+    namespace,
+    nodeKey,
+  ]);
+  await insertObservationChunks(q, namespace, chunks);
+}

@@ -1,0 +1,459 @@
+import { z } from 'zod';
+import { assertCanWrite } from '../auth/principal.js';
+import type { Queryable } from '../db/database.js';
+import { chunkMarkdown } from '../domain/chunking.js';
+import { observationId as computeObservationId } from '../domain/ids.js';
+import { checkObservationLimits } from '../domain/limits.js';
+import { type PiiMark, combinePii, detectPii, detectPiiInJson } from '../domain/pii.js';
+import { MemgateError, parseInput } from '../errors.js';
+import { globalId } from '../global-id.js';
+import { type MentionWrite, insertMentions } from '../store/mention-store.js';
+import {
+  type ObservationChunkWrite,
+  type ObservationNodeWrite,
+  type ObservationStatus,
+  type ObservationWrite,
+  findExistingObservationIds,
+  insertObservationChunks,
+  insertObservationNodes,
+  insertObservations,
+  setObservationStatus,
+} from '../store/observation-store.js';
+import { type WritePayload, type WriteResult, rejected, rejectionFor, toPayload } from './batch.js';
+import { MAX_BATCH } from './entity-service.js';
+import { describe } from './fact-service.js';
+import {
+  type EpisodeChunkDraft,
+  type ParsedAssertion,
+  parseAssertions,
+  projectAssertions,
+} from './projection.js';
+import type { RequestScope } from './request-scope.js';
+import { namespaceSchema, visibilityScopes } from './validation.js';
+
+export const refInputSchema = z.object({
+  type: z.string().min(1, 'type must not be empty').max(128),
+  id: z.string().min(1, 'id must not be empty').max(512),
+});
+
+export const sourceInputSchema = z.object({
+  system: z.string().min(1, 'source.system must not be empty').max(256),
+  stream: z.string().max(512).nullish(),
+  externalId: z.string().max(512).nullish(),
+});
+
+/** Shape only; sizes, counts, kind and scope syntax are the limits' job (coded rejections). */
+export const observationInputSchema = z.object({
+  source: sourceInputSchema,
+  kind: z.string(),
+  occurredAt: z.date(),
+  actor: refInputSchema.nullish(),
+  subject: refInputSchema.nullish(),
+  scopes: z.array(z.string()).nullish(),
+  content: z.string().nullish(),
+  data: z.unknown().optional(),
+  assertions: z.array(z.unknown()).nullish(),
+  provenance: z.unknown().optional(),
+});
+export type ObservationInput = z.infer<typeof observationInputSchema>;
+
+/** Content longer than this is cut into several chunks (headings, then gentle boundaries). */
+export const OBSERVATION_CHUNK_CHARS = 2000;
+const OBSERVATION_CHUNK_OVERLAP = 150;
+const MAX_STATUS_REASON = 4000;
+
+/** One new observation, everything computed before the transaction. */
+interface Draft {
+  index: number;
+  id: string;
+  row: ObservationWrite;
+  node: ObservationNodeWrite | null;
+  chunks: ObservationChunkWrite[];
+  /** null for a plain observation (no assertions): it takes the multi-row path. */
+  assertions: ParsedAssertion[] | null;
+  episodeChunks: Map<number, EpisodeChunkDraft[]>;
+  warning: string | null;
+}
+
+/**
+ * recordObservations: observations are evidence, recorded once (a deterministic id makes a
+ * repeat DUPLICATE and changes nothing), indexed as searchable chunks owned by a per-observation
+ * node entity (kind `observation`, key = observation id), and projected (assertions) in the
+ * same transaction.
+ *
+ * Throughput: one statement finds the ids already known, one embedder call covers every text
+ * of the request, and plain observations (no assertions) are written with one multi-row
+ * statement per table under a single savepoint; only observations with assertions take a
+ * savepoint each. Should the multi-row write fail, the plain items are retried one by one so
+ * only the bad one is lost.
+ */
+export class ObservationService {
+  constructor(private readonly scope: RequestScope) {}
+
+  async recordObservations(namespace: string, inputs: unknown[]): Promise<WritePayload> {
+    const ns = parseInput(namespaceSchema, namespace, 'namespace');
+    assertCanWrite(this.scope.principal, ns);
+    if (inputs.length > MAX_BATCH) {
+      return toPayload(
+        inputs.map((_, i) => rejected(i, 'LIMIT_EXCEEDED', `A batch holds at most ${MAX_BATCH} items.`)),
+      );
+    }
+    const now = new Date();
+    const results: WriteResult[] = [];
+    const candidates: { index: number; id: string; input: ObservationInput }[] = [];
+    const firstIndexOf = new Map<string, number>();
+    inputs.forEach((raw, index) => {
+      const parsed = observationInputSchema.safeParse(raw);
+      if (!parsed.success) {
+        results.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error)));
+        return;
+      }
+      const input = parsed.data;
+      const violations = checkObservationLimits(input);
+      if (violations.length > 0) {
+        results.push(
+          rejected(index, violations[0]!.code, violations.map((v) => `${v.code}: ${v.message}`).join('; ')),
+        );
+        return;
+      }
+      const id = computeObservationId(ns, input.source, {
+        kind: input.kind,
+        occurredAt: input.occurredAt,
+        content: input.content,
+        data: input.data,
+        actor: input.actor,
+        subject: input.subject,
+      });
+      const first = firstIndexOf.get(id);
+      if (first !== undefined) {
+        results.push(this.duplicate(ns, index, id, `same observation as item ${first}`));
+        return;
+      }
+      firstIndexOf.set(id, index);
+      candidates.push({ index, id, input });
+    });
+
+    const known = await findExistingObservationIds(
+      this.scope.db,
+      ns,
+      candidates.map((c) => c.id),
+      null,
+    );
+    const drafts: Draft[] = [];
+    for (const c of candidates) {
+      if (known.has(c.id)) results.push(this.duplicate(ns, c.index, c.id, null));
+      else drafts.push(draftOf(c.index, c.id, c.input, now));
+    }
+    await this.embed(drafts);
+
+    const written = drafts.length
+      ? await this.scope.db.transaction('recordObservations', (tx) => this.writeDrafts(tx, ns, drafts, now))
+      : [];
+    return toPayload([...results, ...written]);
+  }
+
+  private async writeDrafts(tx: Queryable, ns: string, drafts: Draft[], now: Date): Promise<WriteResult[]> {
+    const results: WriteResult[] = [];
+    const plain = drafts.filter((d) => d.assertions === null);
+    if (plain.length > 0) {
+      await tx.query('SAVEPOINT bulk');
+      try {
+        const inserted = await insertObservations(
+          tx,
+          ns,
+          plain.map((d) => d.row),
+        );
+        const fresh = plain.filter((d) => inserted.has(d.id));
+        await writeIndex(tx, ns, fresh);
+        await insertMentions(tx, ns, fresh.flatMap(nodeMention));
+        await tx.query('RELEASE SAVEPOINT bulk');
+        for (const d of plain) {
+          results.push(
+            inserted.has(d.id) ? this.created(ns, d, d.warning) : this.duplicate(ns, d.index, d.id, null),
+          );
+        }
+      } catch (error) {
+        await tx.query('ROLLBACK TO SAVEPOINT bulk');
+        this.logUnexpected(error);
+        for (const d of plain) results.push(await this.writeOne(tx, ns, d, now));
+      }
+    }
+    for (const d of drafts) {
+      if (d.assertions !== null) results.push(await this.writeOne(tx, ns, d, now));
+    }
+    return results;
+  }
+
+  /** One observation under its own savepoint: record, index, project, settle the status. */
+  private async writeOne(tx: Queryable, ns: string, d: Draft, now: Date): Promise<WriteResult> {
+    await tx.query('SAVEPOINT item');
+    try {
+      const projected = d.assertions !== null;
+      const inserted = await insertObservations(tx, ns, [
+        { ...d.row, status: projected ? 'RECEIVED' : 'PROCESSED' },
+      ]);
+      if (!inserted.has(d.id)) {
+        await tx.query('RELEASE SAVEPOINT item');
+        return this.duplicate(ns, d.index, d.id, null);
+      }
+      await writeIndex(tx, ns, [d]);
+      const mentions: MentionWrite[] = nodeMention(d);
+      let message = d.warning;
+      if (d.assertions !== null) {
+        const outcome = await projectAssertions(
+          tx,
+          {
+            namespace: ns,
+            observationId: d.id,
+            kind: d.row.kind,
+            occurredAt: d.row.occurredAt,
+            now,
+            scopes: d.row.scopes,
+            sourcePath: d.node?.sourcePath ?? sourcePathOf(d.row.provenance),
+            episodeChunks: d.episodeChunks,
+            onUnexpected: (error) => this.logUnexpected(error),
+          },
+          d.assertions,
+        );
+        mentions.push(...outcome.mentions.filter((m) => m.entityKey !== d.id));
+        let status: ObservationStatus = 'PROCESSED';
+        let reason: string | null = null;
+        if (outcome.rejected.length > 0) {
+          status = outcome.applied === 0 ? 'FAILED' : 'PARTIALLY_PROCESSED';
+          reason = truncate(
+            `${outcome.rejected.length} of ${d.assertions.length} assertions rejected: ${outcome.rejected
+              .map((r) => `[${r.index}] ${r.kind} ${r.code}: ${r.message}`)
+              .join('; ')}`,
+            MAX_STATUS_REASON,
+          );
+          message = [`${status}: ${reason}`, message].filter(Boolean).join(' | ');
+        }
+        await setObservationStatus(tx, ns, d.id, status, reason);
+      }
+      await insertMentions(tx, ns, mentions);
+      await tx.query('RELEASE SAVEPOINT item');
+      return this.created(ns, d, message);
+    } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT item');
+      return this.keepAsFailed(tx, ns, d, error);
+    }
+  }
+
+  /**
+   * Processing broke unexpectedly: the observation is still evidence, so it is kept alone with
+   * status FAILED and the reason. Only if even that fails is the item REJECTED.
+   */
+  private async keepAsFailed(tx: Queryable, ns: string, d: Draft, error: unknown): Promise<WriteResult> {
+    const reason =
+      error instanceof MemgateError
+        ? `${error.code}: ${error.message}`
+        : 'processing failed with an internal error';
+    if (!(error instanceof MemgateError)) this.logUnexpected(error);
+    await tx.query('SAVEPOINT item');
+    try {
+      const inserted = await insertObservations(tx, ns, [
+        { ...d.row, status: 'FAILED', statusReason: truncate(reason, MAX_STATUS_REASON) },
+      ]);
+      await tx.query('RELEASE SAVEPOINT item');
+      if (!inserted.has(d.id)) return this.duplicate(ns, d.index, d.id, null);
+      return this.created(ns, d, `FAILED: ${reason}`);
+    } catch (second) {
+      await tx.query('ROLLBACK TO SAVEPOINT item');
+      return rejectionFor(d.index, error instanceof MemgateError ? error : second, (e) =>
+        this.logUnexpected(e),
+      );
+    }
+  }
+
+  /**
+   * Embeds every text of the request in one call, before the transaction. If the embedder
+   * fails, the chunks are stored without vectors (still found lexically) and the items say
+   * so; `memgate reindex` fills them in later. Evidence is never lost to an embedder outage.
+   */
+  private async embed(drafts: Draft[]): Promise<void> {
+    const slots: { set: (v: number[] | null) => void; text: string }[] = [];
+    for (const d of drafts) {
+      for (const c of d.chunks) slots.push({ text: c.text, set: (v) => (c.embedding = v) });
+      for (const chunks of d.episodeChunks.values()) {
+        for (const c of chunks) slots.push({ text: c.text, set: (v) => (c.embedding = v) });
+      }
+    }
+    if (slots.length === 0) return;
+    try {
+      const vectors = await this.scope.deps.embedder.embed(slots.map((s) => s.text));
+      if (vectors.length !== slots.length)
+        throw new Error(`embedder returned ${vectors.length} vectors for ${slots.length} texts`);
+      for (const [i, slot] of slots.entries()) slot.set(vectors[i]!);
+    } catch (error) {
+      this.scope.deps.logger.warn('embedding failed; observations indexed without vectors', {
+        error: String(error),
+      });
+      for (const d of drafts) {
+        if (d.chunks.length > 0 || d.episodeChunks.size > 0) {
+          d.warning = 'indexed without an embedding (the embedder failed); run `memgate reindex` to add it';
+        }
+      }
+    }
+  }
+
+  private created(ns: string, d: Draft, message: string | null): WriteResult {
+    return { index: d.index, status: 'CREATED', id: globalId('Observation', ns, d.id), key: d.id, message };
+  }
+
+  private duplicate(ns: string, index: number, id: string, message: string | null): WriteResult {
+    return { index, status: 'DUPLICATE', id: globalId('Observation', ns, id), key: id, message };
+  }
+
+  private logUnexpected(error: unknown): void {
+    this.scope.deps.logger.error('recordObservations item failed', { error: String(error) });
+  }
+}
+
+/** Everything about one new observation that needs no database: row, PII, chunks, assertions. */
+function draftOf(index: number, id: string, input: ObservationInput, now: Date): Draft {
+  const scopes = [...new Set(input.scopes ?? [])].sort();
+  const visibility = visibilityScopes(scopes);
+  const content = input.content ?? null;
+  const data = input.data ?? null;
+  const pii: PiiMark = combinePii(detectPii(content ?? ''), detectPiiInJson(data));
+  const row: ObservationWrite = {
+    observationId: id,
+    sourceSystem: input.source.system,
+    sourceStream: input.source.stream || null,
+    sourceExternalId: input.source.externalId || null,
+    kind: input.kind,
+    occurredAt: input.occurredAt,
+    recordedAt: now,
+    actorType: input.actor?.type ?? null,
+    actorId: input.actor?.id ?? null,
+    subjectType: input.subject?.type ?? null,
+    subjectId: input.subject?.id ?? null,
+    scopes,
+    visibility,
+    content,
+    data,
+    provenance: input.provenance ?? null,
+    status: 'PROCESSED',
+    statusReason: null,
+    sessionId: sessionIdOf(data, input.source.stream),
+    pii: pii.pii,
+    piiCategories: pii.categories,
+  };
+  const sourcePath = sourcePathOf(input.provenance);
+  const title = input.actor?.id ?? null;
+  const pieces = contentPieces(content);
+  const chunks: ObservationChunkWrite[] = pieces.map((piece, order) => {
+    const mark = pieces.length === 1 ? pii : detectPii(piece.text);
+    return {
+      nodeKey: id,
+      order,
+      kind: input.kind,
+      title,
+      heading: piece.heading,
+      text: piece.text,
+      searchText: title && !piece.text.includes(title) ? `${title}\n${piece.text}` : piece.text,
+      sourcePath,
+      meta: compact({
+        observationId: id,
+        sourceSystem: row.sourceSystem,
+        sourceStream: row.sourceStream,
+        sessionId: row.sessionId,
+      }),
+      scopes,
+      visibility,
+      observationId: id,
+      occurredAt: input.occurredAt,
+      pii: mark.pii,
+      piiCategories: mark.categories,
+      embedding: null,
+    };
+  });
+  const node: ObservationNodeWrite | null =
+    chunks.length > 0
+      ? {
+          key: id,
+          title: input.actor ? `${input.kind} by ${input.actor.id}` : input.kind,
+          scopes,
+          visibility,
+          sourcePath,
+          provenance: input.provenance ?? null,
+          lastSeen: input.occurredAt,
+        }
+      : null;
+  const hasAssertions = (input.assertions?.length ?? 0) > 0;
+  const assertions = hasAssertions
+    ? parseAssertions(input.assertions!, {
+        observationId: id,
+        kind: input.kind,
+        occurredAt: input.occurredAt,
+      })
+    : null;
+  const episodeChunks = new Map<number, EpisodeChunkDraft[]>();
+  for (const [i, a] of (assertions ?? []).entries()) {
+    if (a.ok && a.kind === 'episode') {
+      episodeChunks.set(
+        i,
+        contentPieces(a.value.text).map((p, order) => ({
+          order,
+          heading: p.heading,
+          text: p.text,
+          embedding: null,
+        })),
+      );
+    }
+  }
+  return { index, id, row, node, chunks, assertions, episodeChunks, warning: null };
+}
+
+/** Short text stays one chunk as written; long text is cut by the document chunker. */
+function contentPieces(text: string | null): { heading: string | null; text: string }[] {
+  if (text === null || text.trim() === '') return [];
+  if (text.length <= OBSERVATION_CHUNK_CHARS) return [{ heading: null, text }];
+  return chunkMarkdown(text, {
+    maxChars: OBSERVATION_CHUNK_CHARS,
+    overlapChars: OBSERVATION_CHUNK_OVERLAP,
+  }).map((c) => ({ heading: c.heading || null, text: c.text }));
+}
+
+async function writeIndex(tx: Queryable, ns: string, drafts: Draft[]): Promise<void> {
+  await insertObservationNodes(
+    tx,
+    ns,
+    drafts.flatMap((d) => (d.node ? [d.node] : [])),
+  );
+  await insertObservationChunks(
+    tx,
+    ns,
+    drafts.flatMap((d) => d.chunks),
+  );
+}
+
+function nodeMention(d: Draft): MentionWrite[] {
+  return d.node ? [{ entityKey: d.id, observationId: d.id, role: 'node' }] : [];
+}
+
+/** `data.sessionId` when given, else the source stream (a conversation, a channel). */
+function sessionIdOf(data: unknown, stream: string | null | undefined): string | null {
+  if (data && typeof data === 'object' && !Array.isArray(data)) {
+    const value = (data as Record<string, unknown>).sessionId;
+    if (typeof value === 'string' && value !== '') return value.slice(0, 512);
+    if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  }
+  return stream ? stream : null;
+}
+
+function sourcePathOf(provenance: unknown): string | null {
+  if (provenance && typeof provenance === 'object' && !Array.isArray(provenance)) {
+    const uri = (provenance as Record<string, unknown>).uri;
+    if (typeof uri === 'string' && uri !== '') return uri.slice(0, 2048);
+  }
+  return null;
+}
+
+function compact(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== null && v !== undefined));
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

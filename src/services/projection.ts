@@ -1,0 +1,266 @@
+/**
+ * Assertion projection: what an observation's structured `assertions` become in the graph,
+ * inside the observation's own transaction (and savepoint).
+ *
+ * - `entity` → `upsertEntity`: attribute changes open a version valid from the entity's
+ *   validFrom or else the observation's occurredAt, recorded with the observation id.
+ * - `fact` → `writeFact`: created or reinforced (the observation id joins its evidence);
+ *   missing endpoints become placeholders that a later entity write fills in. validFrom
+ *   defaults to occurredAt.
+ * - `episode` → an entity of kind `episode` (key given, or `episode:<observationId>` and
+ *   `episode:<observationId>:<n>` for further keyless ones) whose text is its chunk (carrying
+ *   the observation id). Provenance is the `mentions` row with role `episode`, which is what
+ *   Observation.episodes reads; no DERIVED_FROM edge is written.
+ *
+ * Every assertion runs under its own savepoint: a rejected one leaves no trace, the others
+ * stand, and the observation ends PARTIALLY_PROCESSED (or FAILED when none stood).
+ */
+import { z } from 'zod';
+import type { Queryable } from '../db/database.js';
+import { combinePii, detectPii, detectPiiInJson } from '../domain/pii.js';
+import { MemgateError } from '../errors.js';
+import { upsertEntity } from '../store/entity-store.js';
+import type { MentionRole, MentionWrite } from '../store/mention-store.js';
+import { replaceNodeChunks } from '../store/observation-store.js';
+import { entityInputSchema } from './entity-service.js';
+import { describe, factInputSchema, writeFact } from './fact-service.js';
+import { keySchema, titleSchema, visibilityScopes } from './validation.js';
+
+export const episodeInputSchema = z.object({
+  key: keySchema.nullish(),
+  title: titleSchema.nullish(),
+  text: z
+    .string()
+    .min(1, 'episode text must not be empty')
+    .max(1024 * 1024, 'episode text is at most 1 MiB'),
+});
+
+export const assertionInputSchema = z
+  .object({
+    entity: entityInputSchema.nullish(),
+    fact: factInputSchema.nullish(),
+    episode: episodeInputSchema.nullish(),
+  })
+  .refine(
+    (a) => [a.entity, a.fact, a.episode].filter((x) => x != null).length === 1,
+    'an assertion holds exactly one of entity, fact, episode',
+  );
+
+export type ParsedAssertion =
+  | { ok: true; kind: 'entity'; value: z.infer<typeof entityInputSchema> }
+  | { ok: true; kind: 'fact'; value: z.infer<typeof factInputSchema> }
+  | { ok: true; kind: 'episode'; value: z.infer<typeof episodeInputSchema>; key: string; title: string }
+  | { ok: false; kind: string; code: string; message: string };
+
+/** Parses assertions one by one (a bad one is rejected alone) and derives episode keys. */
+export function parseAssertions(
+  raw: readonly unknown[],
+  observation: { observationId: string; kind: string; occurredAt: Date },
+): ParsedAssertion[] {
+  let keyless = 0;
+  return raw.map((item): ParsedAssertion => {
+    const parsed = assertionInputSchema.safeParse(item);
+    if (!parsed.success) {
+      return {
+        ok: false,
+        kind: assertionKind(item),
+        code: 'BAD_USER_INPUT',
+        message: describe(parsed.error),
+      };
+    }
+    const a = parsed.data;
+    if (a.entity) return { ok: true, kind: 'entity', value: a.entity };
+    if (a.fact) return { ok: true, kind: 'fact', value: a.fact };
+    const episode = a.episode!;
+    let key = episode.key;
+    if (!key) {
+      key =
+        keyless === 0
+          ? `episode:${observation.observationId}`
+          : `episode:${observation.observationId}:${keyless}`;
+      keyless += 1;
+    }
+    // Never derived from the text: a redaction removes the text, a title would outlive it.
+    const title = episode.title ?? `${observation.kind} episode ${observation.occurredAt.toISOString()}`;
+    return { ok: true, kind: 'episode', value: episode, key, title };
+  });
+}
+
+/** One piece of an episode's text, embedded before the transaction. */
+export interface EpisodeChunkDraft {
+  order: number;
+  heading: string | null;
+  text: string;
+  embedding: number[] | null;
+}
+
+export interface ProjectionContext {
+  namespace: string;
+  observationId: string;
+  kind: string;
+  occurredAt: Date;
+  now: Date;
+  scopes: string[];
+  sourcePath: string | null;
+  /** Chunks of each episode assertion, by assertion index. */
+  episodeChunks: Map<number, EpisodeChunkDraft[]>;
+  onUnexpected: (error: unknown) => void;
+}
+
+export interface AssertionRejection {
+  index: number;
+  kind: string;
+  code: string;
+  message: string;
+}
+
+export interface ProjectionOutcome {
+  applied: number;
+  rejected: AssertionRejection[];
+  mentions: MentionWrite[];
+}
+
+const ROLE_RANK: Record<MentionRole, number> = { episode: 4, entity: 3, fact: 2, node: 1, mention: 0 };
+
+/** Applies each assertion under its own savepoint; returns what stood and the mentions to record. */
+export async function projectAssertions(
+  tx: Queryable,
+  ctx: ProjectionContext,
+  assertions: readonly ParsedAssertion[],
+): Promise<ProjectionOutcome> {
+  const rejectedList: AssertionRejection[] = [];
+  const roles = new Map<string, MentionRole>();
+  const mention = (key: string, role: MentionRole) => {
+    const current = roles.get(key);
+    if (!current || ROLE_RANK[role] > ROLE_RANK[current]) roles.set(key, role);
+  };
+  let applied = 0;
+  for (const [index, assertion] of assertions.entries()) {
+    if (!assertion.ok) {
+      rejectedList.push({ index, kind: assertion.kind, code: assertion.code, message: assertion.message });
+      continue;
+    }
+    await tx.query('SAVEPOINT assertion');
+    try {
+      const touched = await applyAssertion(tx, ctx, index, assertion);
+      await tx.query('RELEASE SAVEPOINT assertion');
+      for (const [key, role] of touched) mention(key, role);
+      applied += 1;
+    } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT assertion');
+      if (error instanceof MemgateError) {
+        rejectedList.push({ index, kind: assertion.kind, code: error.code, message: error.message });
+      } else {
+        ctx.onUnexpected(error);
+        rejectedList.push({ index, kind: assertion.kind, code: 'INTERNAL', message: 'could not be applied' });
+      }
+    }
+  }
+  const mentions = [...roles].map(([entityKey, role]) => ({
+    entityKey,
+    observationId: ctx.observationId,
+    role,
+  }));
+  return { applied, rejected: rejectedList, mentions };
+}
+
+async function applyAssertion(
+  tx: Queryable,
+  ctx: ProjectionContext,
+  index: number,
+  assertion: Extract<ParsedAssertion, { ok: true }>,
+): Promise<[string, MentionRole][]> {
+  const ns = ctx.namespace;
+  switch (assertion.kind) {
+    case 'entity': {
+      const e = assertion.value;
+      const scopes = e.scopes ?? ctx.scopes;
+      const pii = combinePii(detectPii(e.title ?? ''), detectPiiInJson(e.attributes ?? null));
+      await upsertEntity(tx, ns, {
+        key: e.key,
+        kind: e.kind,
+        title: e.title ?? e.key,
+        attributes: e.attributes ?? null,
+        validFrom: e.validFrom ?? ctx.occurredAt,
+        scopes,
+        visibility: visibilityScopes(scopes),
+        sourcePath: e.sourcePath ?? ctx.sourcePath,
+        confidence: e.confidence ?? null,
+        origin: 'AGENT',
+        pii: pii.pii,
+        piiCategories: pii.categories,
+        observationId: ctx.observationId,
+      });
+      return [[e.key, 'entity']];
+    }
+    case 'fact': {
+      const f = assertion.value;
+      await writeFact(tx, ns, f, {
+        now: ctx.now,
+        defaultValidFrom: ctx.occurredAt,
+        observationId: ctx.observationId,
+        defaultScopes: ctx.scopes,
+      });
+      return [
+        [f.subject, 'fact'],
+        [f.object, 'fact'],
+      ];
+    }
+    case 'episode': {
+      const chunks = ctx.episodeChunks.get(index) ?? [];
+      const pii = combinePii(...chunks.map((c) => detectPii(c.text)));
+      await upsertEntity(tx, ns, {
+        key: assertion.key,
+        kind: 'episode',
+        title: assertion.title,
+        attributes: null,
+        validFrom: ctx.occurredAt,
+        scopes: ctx.scopes,
+        visibility: visibilityScopes(ctx.scopes),
+        sourcePath: ctx.sourcePath,
+        confidence: null,
+        origin: 'AGENT',
+        pii: pii.pii,
+        piiCategories: pii.categories,
+        observationId: ctx.observationId,
+      });
+      await replaceNodeChunks(
+        tx,
+        ns,
+        assertion.key,
+        chunks.map((c) => {
+          const mark = detectPii(c.text);
+          return {
+            nodeKey: assertion.key,
+            order: c.order,
+            kind: 'episode',
+            title: assertion.title,
+            heading: c.heading,
+            text: c.text,
+            searchText: `${assertion.title}\n${c.text}`,
+            sourcePath: ctx.sourcePath,
+            meta: { observationId: ctx.observationId, observationKind: ctx.kind },
+            scopes: ctx.scopes,
+            visibility: visibilityScopes(ctx.scopes),
+            observationId: ctx.observationId,
+            occurredAt: ctx.occurredAt,
+            pii: mark.pii,
+            piiCategories: mark.categories,
+            embedding: c.embedding,
+          };
+        }),
+      );
+      return [[assertion.key, 'episode']];
+    }
+  }
+}
+
+function assertionKind(raw: unknown): string {
+  if (raw && typeof raw === 'object') {
+    const keys = Object.entries(raw as Record<string, unknown>)
+      .filter(([, v]) => v != null)
+      .map(([k]) => k);
+    if (keys.length === 1) return keys[0]!;
+  }
+  return 'assertion';
+}
