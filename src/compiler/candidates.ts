@@ -1,0 +1,124 @@
+/**
+ * Candidates of a compilation: what a channel hands over (a reference, phase 1) and what phase 2
+ * turns it into (the few columns packing needs). Pure types and helpers — no SQL here.
+ */
+import { globalId } from '../global-id.js';
+
+export type CandidateKind = 'fact' | 'chunk' | 'observation' | 'entity';
+
+export const SECTION_KINDS = [
+  'CURRENT',
+  'RELEVANT_FACTS',
+  'EPISODES',
+  'DOCUMENTS',
+  'RELATED_ENTITIES',
+  'RECENT_OBSERVATIONS',
+] as const;
+export type SectionKind = (typeof SECTION_KINDS)[number];
+
+/** Phase 1: a channel's hit. `id` is the fact id, chunk id, observation id or entity key. */
+export interface CandidateRef {
+  kind: CandidateKind;
+  namespace: string;
+  id: string;
+  /** The channel's own raw score (cosine similarity, BM25…), when it has one. */
+  score?: number | null;
+  /** Cosine distance to the query, when the channel measured it. */
+  distance?: number | null;
+  /** Owner entity of a chunk, when the channel knows it (seeds graph and facts). */
+  nodeKey?: string | null;
+}
+
+/** `kind|namespace|id`: one candidate whatever channel reached it. */
+export function candidateKey(ref: Pick<CandidateRef, 'kind' | 'namespace' | 'id'>): string {
+  return `${ref.kind}|${ref.namespace}|${ref.id}`;
+}
+
+export function parseCandidateKey(key: string): { kind: CandidateKind; namespace: string; id: string } {
+  const first = key.indexOf('|');
+  const second = key.indexOf('|', first + 1);
+  return {
+    kind: key.slice(0, first) as CandidateKind,
+    namespace: key.slice(first + 1, second),
+    id: key.slice(second + 1),
+  };
+}
+
+const TYPENAME: Readonly<Record<CandidateKind, string>> = {
+  fact: 'Fact',
+  chunk: 'Chunk',
+  observation: 'Observation',
+  entity: 'Entity',
+};
+
+/** The Relay id of the stored thing behind a candidate, so `node(id)`/`provenance(id)` work on it. */
+export function candidateGlobalId(kind: CandidateKind, namespace: string, id: string): string {
+  return kind === 'chunk'
+    ? globalId('Chunk', namespace, Number(id))
+    : globalId(TYPENAME[kind], namespace, id);
+}
+
+/** A source an item rests on, as listed in `ContextPack.sources`. */
+export interface SourceRefValue {
+  key: string;
+  title: string;
+  sourcePath: string | null;
+}
+
+/** Phase 2: a candidate with exactly what scoring, packing and rendering need. */
+export interface Candidate {
+  key: string;
+  kind: CandidateKind;
+  namespace: string;
+  /** Fact id, chunk id, observation id or entity key. */
+  localId: string;
+  globalId: string;
+  section: Exclude<SectionKind, 'CURRENT'>;
+  title: string | null;
+  text: string;
+  sourcePath: string | null;
+  /** Every scope of the item (relevance and visibility). */
+  scopes: string[];
+  /** The instant freshness is measured from (validFrom, occurredAt, created/updated…). */
+  time: Date | null;
+  /** Evidence rank 0–3 (facts only). */
+  evidenceRank: number;
+  /** A fact whose interval is still open. */
+  currentFact: boolean;
+  /** A fact in an open conflict. */
+  conflict: boolean;
+  /** Fact ids of the other side(s) of the conflict. */
+  conflictsWith: string[];
+  /** Cosine distance to the query, null when the item has no semantic axis. */
+  distance: number | null;
+  /** Strings an exact identifier in the query may name (keys, ids). */
+  identifiers: string[];
+  /** Entity keys this item is about (for multi-hop and sources). */
+  entityKeys: string[];
+  source: SourceRefValue | null;
+  /** Carries personal data: masked for principals without the pii right. */
+  pii: boolean;
+}
+
+/** A candidate excluded by a hard filter before any score (reported as BLOCKED). */
+export interface BlockedCandidate {
+  key: string;
+  kind: CandidateKind;
+  namespace: string;
+  globalId: string;
+  reason: BlockReason;
+  /** Every scope of the item (the trace's visibility is derived from them). */
+  scopes: string[];
+}
+
+export type BlockReason =
+  | 'EVIDENCE_LOST'
+  | 'SUPERSEDED'
+  | 'RETRACTED'
+  | 'NOT_VALID_AT_AS_OF'
+  | 'OUT_OF_SCOPE';
+
+/** Text used to detect the same source text reached twice (whitespace and case folded). */
+export function dedupKey(text: string): string {
+  return text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+}

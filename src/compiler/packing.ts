@@ -1,0 +1,189 @@
+/**
+ * Packing under a token budget (pure). CURRENT goes first (truncated to fit if it must), then
+ * items are offered greedily by score: an item that does not fit is dropped OVER_BUDGET and
+ * the next, smaller one may still fit. The banner and each section header are charged when
+ * the first item that needs them is packed, so the rendered text never exceeds the budget.
+ * Members of a conflict group are packed together or not at all (never one version silently).
+ */
+import { SECTION_KINDS, type SectionKind } from './candidates.js';
+import {
+  BANNER,
+  type RenderedSection,
+  TRUNCATION_MARK,
+  pieceCost,
+  renderItem,
+  sectionHeader,
+  sliceCodePoints,
+} from './render.js';
+
+export type PackSection = Exclude<SectionKind, 'CURRENT'>;
+
+export interface PackEntry {
+  key: string;
+  section: PackSection;
+  /** The rendered block (see render.ts). */
+  block: string;
+  /** pieceCost(block). */
+  cost: number;
+  /** Same source text reached twice is packed once. */
+  dedupKey: string;
+}
+
+export type PackOutcome =
+  | { key: string; status: 'INCLUDED' }
+  | { key: string; status: 'EXCLUDED'; reason: 'OVER_BUDGET'; tokenEstimate: number }
+  | { key: string; status: 'EXCLUDED'; reason: 'DUPLICATE'; duplicateOf: string };
+
+export interface CurrentOutcome {
+  included: boolean;
+  truncated: boolean;
+  /** The text actually packed (possibly truncated). */
+  text: string;
+  block: string;
+  cost: number;
+  /** Cost of the untruncated block. */
+  fullCost: number;
+}
+
+export class Packer {
+  private usedTokens = 0;
+  private bannerCharged = false;
+  private readonly open = new Set<SectionKind>();
+  private readonly byDedup = new Map<string, string>();
+  private readonly items = new Map<SectionKind, string[]>();
+  private readonly entryKeys = new Map<SectionKind, string[]>();
+
+  constructor(
+    readonly budget: number,
+    readonly charsPerToken: number,
+  ) {
+    if (!Number.isInteger(budget) || budget <= 0) throw new RangeError(`budget must be a positive integer`);
+  }
+
+  get used(): number {
+    return this.usedTokens;
+  }
+
+  get remaining(): number {
+    return this.budget - this.usedTokens;
+  }
+
+  /** What adding blocks of `cost` to `sections` would cost, banner and new headers included. */
+  private overhead(sections: Iterable<SectionKind>): number {
+    let extra = this.bannerCharged ? 0 : pieceCost(BANNER, this.charsPerToken);
+    const seen = new Set<SectionKind>();
+    for (const s of sections) {
+      if (this.open.has(s) || seen.has(s)) continue;
+      seen.add(s);
+      extra += pieceCost(sectionHeader(s), this.charsPerToken);
+    }
+    return extra;
+  }
+
+  private commit(section: SectionKind, key: string, block: string, cost: number): void {
+    if (!this.bannerCharged) {
+      this.usedTokens += pieceCost(BANNER, this.charsPerToken);
+      this.bannerCharged = true;
+    }
+    if (!this.open.has(section)) {
+      this.usedTokens += pieceCost(sectionHeader(section), this.charsPerToken);
+      this.open.add(section);
+    }
+    this.usedTokens += cost;
+    this.items.set(section, [...(this.items.get(section) ?? []), block]);
+    this.entryKeys.set(section, [...(this.entryKeys.get(section) ?? []), key]);
+  }
+
+  /**
+   * The caller's current state, packed first. When it does not fit whole it is cut at a
+   * code-point boundary (marked) to the largest prefix that fits; `truncated` says so.
+   */
+  packCurrent(text: string): CurrentOutcome {
+    const block = renderItem({ kind: 'current', label: 'current', text });
+    const fullCost = pieceCost(block, this.charsPerToken);
+    const overhead = this.overhead(['CURRENT']);
+    if (overhead + fullCost <= this.remaining) {
+      this.commit('CURRENT', 'current', block, fullCost);
+      return { included: true, truncated: false, text, block, cost: fullCost, fullCost };
+    }
+    const room = this.remaining - overhead;
+    const fits = (n: number) => {
+      const t = sliceCodePoints(text, n) + TRUNCATION_MARK;
+      const b = renderItem({ kind: 'current', label: 'current', text: t });
+      return { t, b, c: pieceCost(b, this.charsPerToken) };
+    };
+    // No prefix longer than room × charsPerToken code points can fit; search below that.
+    let lo = 0;
+    let hi = Math.max(0, Math.floor(room * this.charsPerToken));
+    let best: { t: string; b: string; c: number } | null = null;
+    while (lo <= hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const attempt = fits(mid);
+      if (attempt.c <= room) {
+        best = attempt;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    if (!best || best.t === TRUNCATION_MARK) {
+      return { included: false, truncated: true, text: '', block: '', cost: 0, fullCost };
+    }
+    this.commit('CURRENT', 'current', best.b, best.c);
+    return { included: true, truncated: true, text: best.t, block: best.b, cost: best.c, fullCost };
+  }
+
+  /**
+   * Offers a group (usually one entry; the versions of a conflict together). Duplicates of
+   * already packed text are excluded as DUPLICATE; the rest is packed whole or dropped whole.
+   */
+  offer(group: readonly PackEntry[]): PackOutcome[] {
+    const outcomes: PackOutcome[] = [];
+    const fresh: PackEntry[] = [];
+    const inGroup = new Map<string, string>();
+    for (const entry of group) {
+      const dup = this.byDedup.get(entry.dedupKey) ?? inGroup.get(entry.dedupKey);
+      if (dup !== undefined) {
+        outcomes.push({ key: entry.key, status: 'EXCLUDED', reason: 'DUPLICATE', duplicateOf: dup });
+      } else {
+        inGroup.set(entry.dedupKey, entry.key);
+        fresh.push(entry);
+      }
+    }
+    if (fresh.length === 0) return outcomes;
+    const need = this.overhead(fresh.map((e) => e.section)) + fresh.reduce((sum, e) => sum + e.cost, 0);
+    if (need > this.remaining) {
+      for (const e of fresh) {
+        outcomes.push({ key: e.key, status: 'EXCLUDED', reason: 'OVER_BUDGET', tokenEstimate: e.cost });
+      }
+      return outcomes;
+    }
+    for (const e of fresh) {
+      this.commit(e.section, e.key, e.block, e.cost);
+      this.byDedup.set(e.dedupKey, e.key);
+      outcomes.push({ key: e.key, status: 'INCLUDED' });
+    }
+    return outcomes;
+  }
+
+  /** Packed keys per section, in section order, items in the order they were packed. */
+  sectionKeys(): { kind: SectionKind; keys: string[] }[] {
+    return SECTION_KINDS.filter((k) => this.entryKeys.has(k)).map((kind) => ({
+      kind,
+      keys: [...(this.entryKeys.get(kind) ?? [])],
+    }));
+  }
+
+  /** Blocks per section, in section order — input of renderPack. */
+  rendered(): RenderedSection[] {
+    return SECTION_KINDS.filter((k) => this.items.has(k)).map((kind) => ({
+      kind,
+      blocks: [...(this.items.get(kind) ?? [])],
+    }));
+  }
+}
+
+/** Greedy by score: groups are offered in the given order (already sorted by score). */
+export function packGreedy(packer: Packer, groups: readonly (readonly PackEntry[])[]): PackOutcome[] {
+  return groups.flatMap((g) => packer.offer(g));
+}

@@ -1,0 +1,93 @@
+/**
+ * Scoring of the union: weighted RRF (the search module's `fuse`) plus the additive tie-break
+ * bonuses (`scoreBonuses`), every term kept so that the pack explains itself.
+ */
+import { type ChannelHit, type FusedCandidate, scoreBonuses } from '../retrieval/fusion.js';
+import type { Candidate } from './candidates.js';
+
+export interface ScoreSignals {
+  rrf: number;
+  channels: ChannelHit[];
+  exactId: number;
+  scope: number;
+  current: number;
+  evidence: number;
+  freshness: number;
+}
+
+export interface Scored {
+  candidate: Candidate;
+  score: number;
+  signals: ScoreSignals;
+}
+
+export interface SignalContext {
+  /** Relevance scopes the caller asked for. */
+  scopes: readonly string[];
+  /** The instant freshness is measured against (asOf, or now). */
+  asOf: Date;
+  /** Identifier-like tokens of the query (see queryIdentifiers). */
+  identifiers: ReadonlySet<string>;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Signals and final score of one candidate; `fused` is null for items no channel ranked. */
+export function scoreCandidate(
+  candidate: Candidate,
+  fused: FusedCandidate | null,
+  ctx: SignalContext,
+): Scored {
+  const foundExact = fused?.channels.some((c) => c.channel === 'exact') ?? false;
+  const namesIdentifier = candidate.identifiers.some((id) => ctx.identifiers.has(id.toLowerCase()));
+  const bonuses = scoreBonuses({
+    exactId: foundExact || namesIdentifier,
+    scopeMatch: ctx.scopes.length > 0 && candidate.scopes.some((s) => ctx.scopes.includes(s)),
+    currentFact: candidate.kind === 'fact' && candidate.currentFact,
+    evidenceRank: candidate.kind === 'fact' ? candidate.evidenceRank : 0,
+    ageDays: candidate.time ? (ctx.asOf.getTime() - candidate.time.getTime()) / DAY_MS : null,
+  });
+  const rrf = fused?.rrf ?? 0;
+  return {
+    candidate,
+    score: rrf + bonuses.total,
+    signals: {
+      rrf,
+      channels: fused?.channels ?? [],
+      exactId: bonuses.exactId,
+      scope: bonuses.scopeMatch,
+      current: bonuses.currentFact,
+      evidence: bonuses.evidence,
+      freshness: bonuses.freshness,
+    },
+  };
+}
+
+/** Highest score first; ties by best channel rank, then key, so equal inputs give equal packs. */
+export function compareScored(a: Scored, b: Scored): number {
+  return (
+    b.score - a.score ||
+    bestRank(a) - bestRank(b) ||
+    (a.candidate.key < b.candidate.key ? -1 : a.candidate.key > b.candidate.key ? 1 : 0)
+  );
+}
+
+function bestRank(s: Scored): number {
+  return s.signals.channels[0]?.rank ?? Number.POSITIVE_INFINITY;
+}
+
+// Tokens that look like identifiers rather than words: something with a digit, a separator
+// inside (snake_case, kebab-case, dotted names, paths) or an inner capital (CamelCase).
+const TOKEN = /[\p{L}\p{N}_./:#@-]+/gu;
+
+/** Identifier-like tokens of a query, lower-cased, trailing punctuation removed. */
+export function queryIdentifiers(query: string): Set<string> {
+  const out = new Set<string>();
+  for (const raw of query.match(TOKEN) ?? []) {
+    const token = raw.replace(/^[./:#@-]+|[./:#@-]+$/g, '');
+    if (token.length < 4) continue;
+    const identifierLike = /\d/.test(token) || /[_./:#@-]/.test(token) || /\p{Ll}\p{Lu}/u.test(token);
+    if (identifierLike) out.add(token.toLowerCase());
+  }
+  return out;
+}

@@ -1,0 +1,63 @@
+/**
+ * The `recent` channel: the freshest timed chunks (an observation's indexed text, episodes)
+ * and observations without indexed text (data only) of the requested namespaces, as of
+ * `asOf`, relevant to the requested scopes (their relevance scopes intersect, or they have
+ * none). One bounded statement: per namespace and kind a backward scan of the
+ * (namespace, occurred_at) index, merged by time.
+ */
+import type { Queryable } from '../../db/database.js';
+import { visibleTo } from '../../store/visibility.js';
+import { CHANNEL_LIMIT, relevantTo } from './facts.js';
+
+export interface RecentChannelInput {
+  namespaces: string[];
+  scopes: string[] | null;
+  asOf: Date;
+  limit: number;
+}
+
+export interface RecentHit {
+  kind: 'observation' | 'chunk';
+  namespace: string;
+  /** Observation id, or chunk id as text. */
+  id: string;
+  occurredAt: Date;
+}
+
+export async function recentChannel(
+  q: Queryable,
+  input: RecentChannelInput,
+  visibleScopes: string[] | null,
+): Promise<RecentHit[]> {
+  const limit = Math.min(CHANNEL_LIMIT, Math.max(1, input.limit));
+  const { rows } = await q.query<RecentHit>(
+    `/* contextRecentChannel */
+     SELECT r.kind, r.namespace, r.id, r."occurredAt" FROM (
+       SELECT 'observation' AS kind, x.namespace, x.observation_id AS id, x.occurred_at AS "occurredAt"
+       FROM unnest($1::text[]) AS n(ns)
+       CROSS JOIN LATERAL (
+         SELECT o.namespace, o.observation_id, o.occurred_at FROM observations o
+         WHERE o.namespace = n.ns AND o.occurred_at <= $2::timestamptz AND o.status <> 'REDACTED'
+           AND (o.content IS NOT NULL OR o.data IS NOT NULL)
+           -- An observation whose text was indexed comes back as its chunks (second branch).
+           AND NOT EXISTS (SELECT 1 FROM chunks oc WHERE oc.namespace = o.namespace
+                           AND oc.observation_id = o.observation_id AND oc.node_key = o.observation_id)
+           AND ${visibleTo('o', '$3')} AND ${relevantTo('o', '$4')}
+         ORDER BY o.occurred_at DESC, o.observation_id DESC LIMIT $5
+       ) x
+       UNION ALL
+       SELECT 'chunk', y.namespace, y.chunk_id::text, y.occurred_at
+       FROM unnest($1::text[]) AS n(ns)
+       CROSS JOIN LATERAL (
+         SELECT c.namespace, c.chunk_id, c.occurred_at FROM chunks c
+         WHERE c.namespace = n.ns AND c.occurred_at IS NOT NULL AND c.occurred_at <= $2::timestamptz
+           AND ${visibleTo('c', '$3')} AND ${relevantTo('c', '$4')}
+         ORDER BY c.occurred_at DESC, c.chunk_id DESC LIMIT $5
+       ) y
+     ) r
+     ORDER BY r."occurredAt" DESC, r.kind, r.id
+     LIMIT $5`,
+    [input.namespaces, input.asOf, visibleScopes, input.scopes, limit],
+  );
+  return rows.map((r) => ({ ...r, occurredAt: new Date(r.occurredAt) }));
+}
