@@ -1,0 +1,106 @@
+/**
+ * The gateway under test, in its own process (so its RSS is its own): the real app and HTTP
+ * server (`src/app.ts`, `src/http.ts`) on 127.0.0.1:0 over the run's throwaway database, with
+ * SQL tracing on. The parent talks to it over IPC: statement capture and replay (the overhead
+ * floor), a few SQL reads (counts, sizes), memory, stop.
+ */
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../src/app.js';
+import { parseConfig } from '../src/config.js';
+import type { Database } from '../src/db/database.js';
+import { openPglite } from '../src/db/pglite-database.js';
+import { openPostgres } from '../src/db/postgres-database.js';
+import { createHttpServer } from '../src/http.js';
+import { StatementCapture } from './capture.js';
+import { type Location, pgliteDir } from './database.js';
+
+export type ChildRequest =
+  | { type: 'capture-start' }
+  | { type: 'capture-stop' }
+  | { type: 'replay'; repeats: number }
+  | { type: 'query'; sql: string; params?: unknown[] }
+  | { type: 'memory' }
+  | { type: 'stop' };
+
+export interface ChildMemory {
+  rssBytes: number;
+  maxRssBytes: number;
+  heapUsedBytes: number;
+}
+
+const location = JSON.parse(process.env.MEMGATE_BENCH_LOCATION ?? 'null') as Location | null;
+const cacheDir = process.env.MEMGATE_BENCH_CACHE_DIR ?? '.test-cache';
+if (!location || !process.send) {
+  process.stderr.write(
+    'bench/gateway-child.ts is started by the benchmark runner (IPC and a location needed)\n',
+  );
+  process.exit(2);
+}
+const send = process.send.bind(process);
+
+const raw: Database =
+  location.backend === 'pglite'
+    ? await openPglite({ dataDir: pgliteDir(location.dir) })
+    : await openPostgres({ connectionString: location.url, statementTimeoutMs: 15_000 });
+const capture = new StatementCapture(raw);
+const config = parseConfig({
+  MEMGATE_TRACE_SQL: '1',
+  MEMGATE_LOG_LEVEL: 'warn',
+  MEMGATE_DATA_DIR: cacheDir,
+  MEMGATE_EMBEDDER: 'offline',
+  ...(location.backend === 'postgres' ? { DATABASE_URL: location.url } : {}),
+});
+const app = await createApp(config, { db: capture.db });
+const server = createHttpServer({
+  gateway: app.gateway,
+  db: capture.db,
+  logger: app.deps.logger,
+  maxBodyBytes: config.maxBodyBytes,
+});
+server.keepAliveTimeout = 60_000;
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const { port } = server.address() as AddressInfo;
+
+function memory(): ChildMemory {
+  return {
+    rssBytes: process.memoryUsage.rss(),
+    maxRssBytes: process.resourceUsage().maxRSS * 1024,
+    heapUsedBytes: process.memoryUsage().heapUsed,
+  };
+}
+
+async function handle(request: ChildRequest): Promise<unknown> {
+  switch (request.type) {
+    case 'capture-start':
+      capture.start();
+      return null;
+    case 'capture-stop':
+      return capture.stop().length;
+    case 'replay':
+      return capture.replay(request.repeats);
+    case 'query':
+      return (await raw.query(request.sql, request.params)).rows;
+    case 'memory':
+      return memory();
+    case 'stop':
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await app.close();
+      setImmediate(() => process.exit(0));
+      return null;
+  }
+}
+
+process.on('message', (message: { id: number; request: ChildRequest }) => {
+  handle(message.request).then(
+    (result) => send({ id: message.id, result }),
+    (error: unknown) =>
+      send({ id: message.id, error: error instanceof Error ? error.message : String(error) }),
+  );
+});
+// The parent's death must not leave a gateway (and a PGlite lock) behind.
+process.on('disconnect', () => process.exit(0));
+
+send({ type: 'ready', port, memory: memory(), embedder: app.deps.embedder.model });

@@ -1,0 +1,94 @@
+/** Parent side of the gateway process: start it, ask it things over IPC, stop it. */
+import { type ChildProcess, fork } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { ReplayResult } from './capture.js';
+import type { Location } from './database.js';
+import type { ChildMemory, ChildRequest } from './gateway-child.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export interface GatewayProcess {
+  url: string;
+  pid: number;
+  startMs: number;
+  startMemory: ChildMemory;
+  captureStart(): Promise<void>;
+  captureStop(): Promise<number>;
+  replay(repeats: number): Promise<ReplayResult>;
+  query<R>(sql: string, params?: unknown[]): Promise<R[]>;
+  memory(): Promise<ChildMemory>;
+  stop(): Promise<void>;
+}
+
+export async function startGateway(location: Location, cacheDir: string): Promise<GatewayProcess> {
+  const started = performance.now();
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const child: ChildProcess = fork(join(here, 'gateway-child.ts'), [], {
+    execArgv: ['--import', tsx],
+    env: {
+      ...process.env,
+      MEMGATE_BENCH_LOCATION: JSON.stringify(location),
+      MEMGATE_BENCH_CACHE_DIR: cacheDir,
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let nextId = 1;
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let exited: string | null = null;
+
+  const ready = new Promise<{ port: number; memory: ChildMemory }>((resolve, reject) => {
+    child.on(
+      'message',
+      (
+        message: { type?: string; id?: number; result?: unknown; error?: string } & Record<string, unknown>,
+      ) => {
+        if (message.type === 'ready') {
+          resolve(message as unknown as { port: number; memory: ChildMemory });
+          return;
+        }
+        const waiter = message.id === undefined ? undefined : pending.get(message.id);
+        if (!waiter) return;
+        pending.delete(message.id!);
+        if (message.error !== undefined) waiter.reject(new Error(`gateway: ${message.error}`));
+        else waiter.resolve(message.result);
+      },
+    );
+    child.on('exit', (code, signal) => {
+      exited = `gateway process exited (code ${code}, signal ${signal})`;
+      reject(new Error(exited));
+      for (const w of pending.values()) w.reject(new Error(exited));
+      pending.clear();
+    });
+  });
+  const { port, memory: startMemory } = await ready;
+
+  const ask = <T>(request: ChildRequest): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (exited) return reject(new Error(exited));
+      const id = nextId++;
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      child.send({ id, request });
+    });
+
+  return {
+    url: `http://127.0.0.1:${port}/graphql`,
+    pid: child.pid!,
+    startMs: performance.now() - started,
+    startMemory,
+    captureStart: () => ask<void>({ type: 'capture-start' }),
+    captureStop: () => ask<number>({ type: 'capture-stop' }),
+    replay: (repeats) => ask<ReplayResult>({ type: 'replay', repeats }),
+    query: (sql, params) => ask({ type: 'query', sql, params }),
+    memory: () => ask<ChildMemory>({ type: 'memory' }),
+    async stop() {
+      if (exited) return;
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      await ask({ type: 'stop' }).catch(() => undefined);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await gone;
+      clearTimeout(timer);
+    },
+  };
+}

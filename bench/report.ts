@@ -1,0 +1,185 @@
+/** The run's figures as Markdown (stdout and bench/results/*.md) and JSON (bench/results/*.json). */
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BenchResult } from './runner.js';
+import { round } from './stats.js';
+
+const ms = (v: number | null | undefined) => (v == null || !Number.isFinite(v) ? '–' : String(round(v)));
+const int = (v: number) => Math.round(v).toLocaleString('en-US');
+const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
+
+function table(header: string[], rows: (string | number)[][]): string {
+  const lines = [
+    `| ${header.join(' | ')} |`,
+    `| ${header.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`,
+  ];
+  for (const r of rows) lines.push(`| ${r.join(' | ')} |`);
+  return lines.join('\n');
+}
+
+export function renderMarkdown(r: BenchResult): string {
+  const m = r.meta;
+  const out: string[] = [];
+  out.push(`## memgate benchmark — size ${m.size.name}, ${m.backend}${m.quick ? ' (quick)' : ''}`);
+  out.push('');
+  out.push(
+    `\`${m.command}\` · ${m.date.slice(0, 16).replace('T', ' ')} UTC · commit ${m.commit.slice(0, 10)}${m.dirty ? ' (+ uncommitted changes)' : ''} · ` +
+      `${m.machine.cpu}, ${m.machine.cores} cores, ${m.machine.memoryGB} GB, Node ${m.machine.node} · ` +
+      `PostgreSQL ${m.versions.postgres}${m.backend === 'pglite' ? ` (PGlite ${m.versions.pglite})` : ''}, pgvector ${m.versions.pgvector} · ` +
+      `load average ${m.machine.loadAvgStart[0]} → ${m.machine.loadAvgEnd[0]} · ${(m.durationMs / 60000).toFixed(1)} min`,
+  );
+  out.push('');
+  out.push(
+    `Dataset (seed ${m.seed}): ${int(m.size.entities)} entities (${int(m.size.documents)} documents, ${int(m.size.episodes)} episodes), ` +
+      `${int(m.size.facts)} facts, ${int(m.size.chunks)} chunks (${int(m.size.observations)} of them observations), ` +
+      `embedded with ${r.embedding.model} (${r.embedding.dimensions}-d). Bulk SQL load ${(r.load.totalMs / 1000).toFixed(1)} s ` +
+      `(${topPhases(r)}). Latencies in ms; each figure is the median of ${m.runs} run(s).`,
+  );
+
+  if (r.reads.length) {
+    out.push('', '### Reads over HTTP (loopback)', '');
+    const rows: (string | number)[][] = [];
+    for (const f of r.reads) {
+      for (const c of f.concurrency) {
+        rows.push([
+          c === f.concurrency[0] ? f.title : '',
+          c.concurrency,
+          int(c.requests),
+          ms(c.rps),
+          ms(c.p50),
+          ms(c.p95),
+          ms(c.p99),
+          c === f.concurrency[0] && f.statements ? `${f.statements.median} (max ${f.statements.max})` : '',
+          c.errors || '',
+        ]);
+      }
+    }
+    out.push(
+      table(
+        [
+          'operation',
+          'clients',
+          'requests',
+          'req/s',
+          'p50 ms',
+          'p95 ms',
+          'p99 ms',
+          'SQL stmts/req',
+          'errors',
+        ],
+        rows,
+      ),
+    );
+
+    out.push('', '### Gateway overhead (end to end ÷ the same SQL replayed on the driver, one client)', '');
+    out.push(
+      table(
+        ['operation', 'end to end ms', 'SQL ms', 'overhead ×', 'statements', 'slowest statements'],
+        r.reads
+          .filter((f) => f.overhead)
+          .map((f) => [
+            f.title,
+            ms(f.overhead!.e2eMs),
+            ms(f.overhead!.sqlMs),
+            `${round(f.overhead!.ratio)}×`,
+            f.overhead!.statements,
+            f.overhead!.slowest.map((s) => `${s.name} ${ms(s.ms)}`).join(', ') +
+              (f.overhead!.replayErrors ? ` (${f.overhead!.replayErrors} not replayable)` : ''),
+          ]),
+      ),
+    );
+  }
+
+  if (r.ingest.length) {
+    out.push('', '### Ingest through GraphQL mutations (one client, sequential batches)', '');
+    out.push(
+      table(
+        [
+          'mutation',
+          'batches × size',
+          'items/s',
+          'median batch items/s',
+          'batch p50 ms',
+          'batch p95 ms',
+          'SQL stmts/batch',
+          'rejected',
+        ],
+        r.ingest.map((f) => [
+          f.title,
+          `${f.batches} × ${f.batchSize} ${f.unit}`,
+          `${int(f.perSec)} ${f.unit}/s${f.derived ? ` (${int(f.derived.perSec)} ${f.derived.unit}/s)` : ''}`,
+          int(f.perSecMedianBatch),
+          ms(f.batchMs.p50),
+          ms(f.batchMs.p95),
+          f.statementsPerBatch ?? '–',
+          f.rejected ? `${f.rejected}: ${f.firstRejection ?? ''}` : 0,
+        ]),
+      ),
+    );
+  }
+
+  out.push('', '### Vectors', '');
+  out.push(
+    table(
+      ['figure', 'value'],
+      [
+        [`offline embedder throughput`, `${int(r.embedding.textsPerSec)} texts/s`],
+        ...r.hnsw.map((h) => [
+          `HNSW recall@${h.k} vs exact, ef_search ${h.efSearch} (${h.queries} queries)`,
+          `${h.recall.toFixed(3)} · HNSW p50 ${ms(h.hnswMs.p50)} ms / exact p50 ${ms(h.exactMs.p50)} ms${h.indexUsed ? '' : ' (index NOT used)'}`,
+        ]),
+      ],
+    ),
+  );
+
+  const res = r.resources;
+  out.push('', '### Resources', '');
+  out.push(
+    table(
+      ['figure', 'value'],
+      [
+        [
+          'gateway start (process, migrations check, embedder)',
+          `${(res.gatewayStartMs / 1000).toFixed(1)} s`,
+        ],
+        [
+          `gateway RSS at start → end (peak)${m.backend === 'pglite' ? ', database included' : ''}`,
+          `${res.rssStartMB} → ${res.rssEndMB} MB (peak ${res.peakRssMB} MB)`,
+        ],
+        ['database size after load → at end', `${mb(res.dbBytesAfterLoad)} → ${mb(res.dbBytesEnd)}`],
+        ...(res.dataDirBytesEnd != null ? [['PGlite data directory at end', mb(res.dataDirBytesEnd)]] : []),
+      ],
+    ),
+  );
+
+  if (r.skipped.length) {
+    out.push('', '### Not measured', '');
+    for (const s of r.skipped) out.push(`- \`${s.name}\`: ${s.reason}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function topPhases(r: BenchResult): string {
+  return [...r.load.phases]
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 4)
+    .map((p) => `${p.name} ${(p.ms / 1000).toFixed(1)} s`)
+    .join(', ');
+}
+
+/** Writes `<name>.json` and `<name>.md` atomically; returns their paths. */
+export function writeResults(r: BenchResult, dir: string): { json: string; md: string } {
+  mkdirSync(dir, { recursive: true });
+  const name = r.meta.quick ? `quick-${r.meta.backend}` : `${r.meta.size.name}-${r.meta.backend}`;
+  const json = join(dir, `${name}.json`);
+  const md = join(dir, `${name}.md`);
+  writeAtomic(json, `${JSON.stringify(r, null, 2)}\n`);
+  writeAtomic(md, renderMarkdown(r));
+  return { json, md };
+}
+
+function writeAtomic(path: string, text: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}

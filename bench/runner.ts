@@ -1,0 +1,562 @@
+/**
+ * The benchmark run: build a throwaway database, load the seeded dataset with SQL, measure
+ * HNSW recall on it, start the real gateway in a child process, then drive every scenario
+ * whose GraphQL fields exist over loopback HTTP, and collect the figures.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse, validate } from 'graphql';
+import { createEmbedder } from '../src/providers/create-embedder.js';
+import { loadWordVectors } from '../src/providers/embedding-cache.js';
+import { migrate } from '../src/store/migrate.js';
+import { type BenchBackend, createThrowaway, pgliteDir } from './database.js';
+import { Dataset, SIZES, type SizeName, type SizeSpec } from './generate.js';
+import { startGateway } from './gateway-process.js';
+import { type HnswRecall, measureHnswRecall } from './hnsw-recall.js';
+import { closeSharedAgent, describeError, gql, runLoad } from './http-load.js';
+import { type LoadReport, loadDataset } from './load.js';
+import { type Latency, latency, median } from './stats.js';
+import {
+  type IngestScenario,
+  type ReadScenario,
+  type Scenario,
+  type ScenarioContext,
+  SkipScenario,
+} from './scenarios/types.js';
+import { SCENARIOS } from './scenarios/index.js';
+import { TextModel } from './text-model.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface BenchOptions {
+  size: SizeName;
+  backend: BenchBackend;
+  quick: boolean;
+  seed: number;
+  /** Repeated runs per (scenario, concurrency); medians are reported. */
+  runs: number;
+  concurrency: number[];
+  /** Items per ingest mutation (500; 100 with --quick). */
+  batchSize: number;
+  /** Scenario names to run (all when empty). */
+  only: string[];
+  cacheDir: string;
+  databaseUrl: string | undefined;
+  argv: string[];
+}
+
+export interface ReadRun {
+  concurrency: number;
+  runs: number;
+  requests: number;
+  /** Medians over the runs of each run's figure. */
+  rps: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  errors: number;
+  perRun: { requests: number; rps: number; p50: number; p95: number; p99: number }[];
+}
+
+export interface Overhead {
+  samples: number;
+  /** Median over samples of the median end-to-end time of the same request (ms). */
+  e2eMs: number;
+  /** Median over samples of the median time of its statements replayed on the driver (ms). */
+  sqlMs: number;
+  ratio: number;
+  statements: number;
+  replayErrors: number;
+  slowest: { name: string; ms: number }[];
+}
+
+export interface ReadFigure {
+  name: string;
+  title: string;
+  note?: string;
+  statements: { median: number; max: number } | null;
+  /** `extensions.sql.ms` as the gateway measured it (includes waiting for the connection). */
+  gatewaySqlMs: number | null;
+  concurrency: ReadRun[];
+  overhead: Overhead | null;
+}
+
+export interface IngestFigure {
+  name: string;
+  title: string;
+  unit: string;
+  batches: number;
+  batchSize: number;
+  items: number;
+  perSec: number;
+  perSecMedianBatch: number;
+  batchMs: Latency;
+  rejected: number;
+  firstRejection?: string;
+  statementsPerBatch: number | null;
+  derived?: { unit: string; count: number; perSec: number };
+}
+
+export interface BenchResult {
+  meta: {
+    date: string;
+    durationMs: number;
+    command: string;
+    commit: string;
+    dirty: boolean;
+    machine: {
+      cpu: string;
+      cores: number;
+      memoryGB: number;
+      os: string;
+      node: string;
+      loadAvgStart: number[];
+      loadAvgEnd: number[];
+    };
+    backend: BenchBackend;
+    versions: Record<string, string>;
+    size: SizeSpec & { documents: number; observations: number; episodes: number };
+    seed: number;
+    quick: boolean;
+    runs: number;
+    concurrency: number[];
+    batchSize: number;
+  };
+  load: LoadReport;
+  embedding: { model: string; dimensions: number; textsPerSec: number; runs: number };
+  hnsw: HnswRecall[];
+  ingest: IngestFigure[];
+  reads: ReadFigure[];
+  resources: {
+    gatewayStartMs: number;
+    rssStartMB: number;
+    rssEndMB: number;
+    peakRssMB: number;
+    dbBytesAfterLoad: number;
+    dbBytesEnd: number;
+    dataDirBytesEnd: number | null;
+  };
+  skipped: { name: string; reason: string }[];
+}
+
+type Log = (msg: string) => void;
+
+export async function runBench(options: BenchOptions, log: Log): Promise<BenchResult> {
+  const started = performance.now();
+  const loadAvgStart = loadavg();
+  const spec = options.quick ? SIZES.quick : SIZES[options.size];
+  const skipped: { name: string; reason: string }[] = [];
+
+  // Which scenarios can run: their documents must validate against today's schema.
+  const { schema } = await import('../src/schema/index.js');
+  const runnable: Scenario[] = [];
+  for (const scenario of SCENARIOS) {
+    if (options.only.length && !options.only.includes(scenario.name)) continue;
+    const docs = [scenario.document, ...(scenario.kind === 'read' ? (scenario.setupDocuments ?? []) : [])];
+    const problems = docs.flatMap((d) => validate(schema, parse(d)).map((e) => e.message));
+    if (problems.length) {
+      skipped.push({
+        name: scenario.name,
+        reason: `not in the schema yet: ${problems.slice(0, 2).join('; ')}`,
+      });
+      log(`skip ${scenario.name}: ${problems[0]}`);
+    } else runnable.push(scenario);
+  }
+
+  log(`embedder: offline (cache in ${options.cacheDir})`);
+  const embedder = await createEmbedder('offline', { dataDir: options.cacheDir, log });
+  const embedding = await measureEmbedding(embedder, options.quick ? 1 : 3);
+  const words = await loadWordVectors({ dataDir: options.cacheDir });
+  const ds = new Dataset(spec, options.seed, new TextModel(words.words, options.seed));
+  log(
+    `dataset ${spec.name}: ${ds.entities} entities (${ds.documents} documents, ${ds.episodes} episodes), ` +
+      `${spec.facts} facts, ${spec.chunks} chunks (${ds.observations} observations)`,
+  );
+
+  const throwaway = await createThrowaway(options.backend, options.databaseUrl);
+  log(
+    `database: ${throwaway.location.backend === 'pglite' ? throwaway.location.dir : throwaway.location.name}`,
+  );
+  let gateway: Awaited<ReturnType<typeof startGateway>> | null = null;
+  try {
+    const db = await throwaway.open();
+    let load: LoadReport;
+    let hnsw: HnswRecall[];
+    let dbBytesAfterLoad: number;
+    const versions: Record<string, string> = {};
+    try {
+      const t = performance.now();
+      await migrate(db, { model: embedder.model, dimensions: embedder.dimensions });
+      log(`migrated in ${((performance.now() - t) / 1000).toFixed(1)} s; loading`);
+      load = await loadDataset(db, ds, embedder, log);
+      load.phases.unshift({ name: 'create + migrate', ms: performance.now() - t - load.totalMs });
+      log(`loaded in ${(load.totalMs / 1000).toFixed(1)} s; measuring HNSW recall`);
+      hnsw = await measureHnswRecall(db, ds, embedder, {
+        queries: options.quick ? 20 : 200,
+        k: 10,
+        efSearch: [40, 100],
+      });
+      dbBytesAfterLoad = await databaseBytes(db);
+      const v = await db.query<{ server: string; vector: string }>(
+        `/* benchVersions */ SELECT current_setting('server_version') AS server,
+           (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
+      );
+      versions.postgres = v.rows[0]?.server ?? '';
+      versions.pgvector = v.rows[0]?.vector ?? '';
+    } finally {
+      await db.close();
+    }
+    versions.pglite = packageVersion('@electric-sql/pglite');
+    versions.graphqlYoga = packageVersion('graphql-yoga');
+    versions.embedder = embedder.model;
+
+    log('starting the gateway process');
+    gateway = await startGateway(throwaway.location, options.cacheDir);
+    const gw = gateway;
+    log(`gateway on ${gw.url} (pid ${gw.pid}, up in ${(gw.startMs / 1000).toFixed(1)} s)`);
+    const ctx: ScenarioContext = {
+      ds,
+      quick: options.quick,
+      gateway: gw,
+      gql: (q, v) => gql(gw.url, q, v),
+      log,
+    };
+
+    const reads: ReadFigure[] = [];
+    for (const scenario of runnable.filter((s): s is ReadScenario => s.kind === 'read')) {
+      const figure = await runRead(scenario, ctx, options, log).catch((error: unknown) => {
+        const reason = error instanceof SkipScenario ? error.message : `failed: ${String(error)}`;
+        skipped.push({ name: scenario.name, reason });
+        log(`skip ${scenario.name}: ${reason}`);
+        return null;
+      });
+      if (figure) reads.push(figure);
+    }
+    const ingest: IngestFigure[] = [];
+    for (const scenario of runnable.filter((s): s is IngestScenario => s.kind === 'ingest')) {
+      const figure = await runIngest(scenario, ctx, options, log).catch((error: unknown) => {
+        const reason = error instanceof SkipScenario ? error.message : `failed: ${String(error)}`;
+        skipped.push({ name: scenario.name, reason });
+        log(`skip ${scenario.name}: ${reason}`);
+        return null;
+      });
+      if (figure) ingest.push(figure);
+    }
+
+    const memory = await gw.memory();
+    const [{ bytes: dbBytesEnd } = { bytes: 0 }] = await gw.query<{ bytes: number }>(
+      `/* benchDatabaseSize */ SELECT pg_database_size(current_database())::float8 AS bytes`,
+    );
+    const dataDirBytesEnd =
+      throwaway.location.backend === 'pglite' ? directoryBytes(pgliteDir(throwaway.location.dir)) : null;
+    await gw.stop();
+    gateway = null;
+    closeSharedAgent();
+
+    const { commit, dirty } = gitState();
+    const mb = (b: number) => Math.round((b / 1048576) * 10) / 10;
+    return {
+      meta: {
+        date: new Date().toISOString(),
+        durationMs: performance.now() - started,
+        command: commandLine(options),
+        commit,
+        dirty,
+        machine: {
+          cpu: cpus()[0]?.model ?? 'unknown',
+          cores: cpus().length,
+          memoryGB: Math.round((totalmem() / 1073741824) * 10) / 10,
+          os: `${osType()} ${release()}`,
+          node: process.version,
+          loadAvgStart: loadAvgStart.map((x) => Math.round(x * 100) / 100),
+          loadAvgEnd: loadavg().map((x) => Math.round(x * 100) / 100),
+        },
+        backend: options.backend,
+        versions,
+        size: { ...spec, documents: ds.documents, observations: ds.observations, episodes: ds.episodes },
+        seed: options.seed,
+        quick: options.quick,
+        runs: options.runs,
+        concurrency: options.concurrency,
+        batchSize: options.batchSize,
+      },
+      load,
+      embedding,
+      hnsw,
+      ingest,
+      reads,
+      resources: {
+        gatewayStartMs: gw.startMs,
+        rssStartMB: mb(gw.startMemory.rssBytes),
+        rssEndMB: mb(memory.rssBytes),
+        peakRssMB: mb(memory.maxRssBytes),
+        dbBytesAfterLoad,
+        dbBytesEnd,
+        dataDirBytesEnd,
+      },
+      skipped,
+    };
+  } finally {
+    if (gateway) await gateway.stop().catch(() => undefined);
+    await throwaway
+      .destroy()
+      .catch((error: unknown) => log(`could not delete the throwaway database: ${String(error)}`));
+  }
+}
+
+async function runRead(
+  scenario: ReadScenario,
+  ctx: ScenarioContext,
+  options: BenchOptions,
+  log: Log,
+): Promise<ReadFigure> {
+  const note = scenario.setup ? await scenario.setup(ctx) : undefined;
+  const body = (i: number) =>
+    JSON.stringify({ query: scenario.document, variables: scenario.variables(ctx.ds, i) });
+  const url = ctx.gateway.url;
+
+  // One probe: a field that exists but fails is reported, not timed.
+  const probe = await ctx.gql(scenario.document, scenario.variables(ctx.ds, 0));
+  if (probe.status !== 200 || probe.errors?.length)
+    throw new SkipScenario(`errors on a probe request: ${describeError(probe)}`);
+
+  const warmup = options.quick ? 3 : 20;
+  await runLoad({ url, concurrency: 1, requests: warmup, maxMs: 30_000, body: (i) => body(1000 + i) });
+
+  const statements: number[] = [];
+  const gatewaySql: number[] = [];
+  const concurrency: ReadRun[] = [];
+  for (const c of options.concurrency) {
+    const perRun: ReadRun['perRun'] = [];
+    let errors = 0;
+    for (let r = 0; r < options.runs; r++) {
+      const requests = options.quick ? Math.max(10, c * 2) : Math.max(100, c * 12);
+      const result = await runLoad({
+        url,
+        concurrency: c,
+        requests,
+        maxMs: options.quick ? 1_500 : 15_000,
+        body: (i) => body(r * 7919 + i),
+      });
+      errors += result.errors;
+      statements.push(...result.statements);
+      gatewaySql.push(...result.sqlMs);
+      const l = latency(result.latencies);
+      perRun.push({
+        requests: result.latencies.length,
+        rps: (result.latencies.length / result.wallMs) * 1000,
+        p50: l.p50,
+        p95: l.p95,
+        p99: l.p99,
+      });
+      if (result.errors)
+        log(`  ${scenario.name} c${c}: ${result.errors} errors, e.g. ${result.errorSamples[0]}`);
+    }
+    const run: ReadRun = {
+      concurrency: c,
+      runs: perRun.length,
+      requests: perRun.reduce((a, b) => a + b.requests, 0),
+      rps: median(perRun.map((p) => p.rps)),
+      p50: median(perRun.map((p) => p.p50)),
+      p95: median(perRun.map((p) => p.p95)),
+      p99: median(perRun.map((p) => p.p99)),
+      errors,
+      perRun,
+    };
+    concurrency.push(run);
+    log(
+      `  ${scenario.name} c${c}: p50 ${run.p50.toFixed(2)} ms, p95 ${run.p95.toFixed(2)} ms, ${run.rps.toFixed(0)} req/s`,
+    );
+  }
+
+  const overhead = await measureOverhead(scenario, ctx, options.quick ? 2 : 10, options.quick ? 3 : 7);
+  log(
+    `  ${scenario.name} overhead: ${overhead.e2eMs.toFixed(2)} ms end to end / ${overhead.sqlMs.toFixed(2)} ms SQL = ${overhead.ratio.toFixed(2)}×`,
+  );
+  return {
+    name: scenario.name,
+    title: scenario.title,
+    ...(note ? { note } : {}),
+    statements: statements.length ? { median: median(statements), max: Math.max(...statements) } : null,
+    gatewaySqlMs: gatewaySql.length ? median(gatewaySql) : null,
+    concurrency,
+    overhead,
+  };
+}
+
+/**
+ * For a few requests: capture the statements the gateway runs, time the same request end to
+ * end `repeats` times, replay its statements on the driver `repeats` times; ratio of medians.
+ */
+async function measureOverhead(
+  scenario: ReadScenario,
+  ctx: ScenarioContext,
+  samples: number,
+  repeats: number,
+): Promise<Overhead> {
+  const e2e: number[] = [];
+  const sql: number[] = [];
+  const ratios: number[] = [];
+  const counts: number[] = [];
+  let replayErrors = 0;
+  const slowest = new Map<string, number[]>();
+  for (let s = 0; s < samples; s++) {
+    const variables = scenario.variables(ctx.ds, 5000 + s * 31);
+    await ctx.gateway.captureStart();
+    await ctx.gql(scenario.document, variables);
+    counts.push(await ctx.gateway.captureStop());
+    const times: number[] = [];
+    for (let r = 0; r < repeats; r++) {
+      const t = performance.now();
+      await ctx.gql(scenario.document, variables);
+      times.push(performance.now() - t);
+    }
+    const replay = await ctx.gateway.replay(repeats);
+    replayErrors += replay.errors;
+    for (const { name, ms } of replay.byName) slowest.set(name, [...(slowest.get(name) ?? []), ms]);
+    const e = median(times);
+    const q = median(replay.totals);
+    e2e.push(e);
+    sql.push(q);
+    ratios.push(q > 0 ? e / q : Number.NaN);
+  }
+  return {
+    samples,
+    e2eMs: median(e2e),
+    sqlMs: median(sql),
+    ratio: median(ratios),
+    statements: median(counts),
+    replayErrors,
+    slowest: [...slowest.entries()]
+      .map(([name, list]) => ({ name, ms: median(list) }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 3),
+  };
+}
+
+async function runIngest(
+  scenario: IngestScenario,
+  ctx: ScenarioContext,
+  options: BenchOptions,
+  log: Log,
+): Promise<IngestFigure> {
+  const batches = options.quick ? 1 : 3;
+  const size = options.batchSize;
+  const times: number[] = [];
+  const rates: number[] = [];
+  const statements: number[] = [];
+  let items = 0;
+  let rejected = 0;
+  let firstRejection: string | undefined;
+  for (let b = 0; b < batches; b++) {
+    const batch = scenario.batch(ctx.ds, b, size);
+    const t = performance.now();
+    const answer = await ctx.gql(scenario.document, batch.variables);
+    const ms = performance.now() - t;
+    if (answer.status !== 200 || answer.errors?.length) {
+      if (b === 0) throw new SkipScenario(`errors on the first batch: ${describeError(answer)}`);
+      throw new Error(`batch ${b}: ${describeError(answer)}`);
+    }
+    const payload = Object.values(answer.data ?? {})[0] as
+      | { rejected?: number; results?: { status: string; code?: string; message?: string }[] }
+      | undefined;
+    rejected += payload?.rejected ?? 0;
+    const bad = payload?.results?.find((r) => r.status === 'REJECTED');
+    if (bad && !firstRejection) firstRejection = `${bad.code ?? ''} ${bad.message ?? ''}`.trim();
+    if (answer.extensions?.sql) statements.push(answer.extensions.sql.statements);
+    times.push(ms);
+    rates.push((batch.items / ms) * 1000);
+    items += batch.items;
+  }
+  const total = times.reduce((a, b) => a + b, 0);
+  const derivedCount = scenario.derived ? await scenario.derived(ctx) : null;
+  const figure: IngestFigure = {
+    name: scenario.name,
+    title: scenario.title,
+    unit: scenario.unit,
+    batches,
+    batchSize: size,
+    items,
+    perSec: (items / total) * 1000,
+    perSecMedianBatch: median(rates),
+    batchMs: latency(times),
+    rejected,
+    ...(firstRejection ? { firstRejection } : {}),
+    statementsPerBatch: statements.length ? median(statements) : null,
+    ...(derivedCount ? { derived: { ...derivedCount, perSec: (derivedCount.count / total) * 1000 } } : {}),
+  };
+  log(
+    `  ${scenario.name}: ${figure.perSec.toFixed(0)} ${scenario.unit}/s` +
+      (figure.derived ? ` (${figure.derived.perSec.toFixed(0)} ${figure.derived.unit}/s)` : '') +
+      (rejected ? `, ${rejected} rejected (${firstRejection})` : ''),
+  );
+  return figure;
+}
+
+async function measureEmbedding(
+  embedder: { model: string; dimensions: number; embed(t: string[]): Promise<number[][]> },
+  runs: number,
+) {
+  const texts = Array.from(
+    { length: 2000 },
+    (_, i) => `Benchmark sentence number ${i} about services, deployments and the people who own them.`,
+  );
+  const rates: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const t = performance.now();
+    await embedder.embed(texts);
+    rates.push((texts.length / (performance.now() - t)) * 1000);
+  }
+  return { model: embedder.model, dimensions: embedder.dimensions, textsPerSec: median(rates), runs };
+}
+
+async function databaseBytes(db: { query<R>(sql: string): Promise<{ rows: R[] }> }): Promise<number> {
+  const { rows } = await db.query<{ bytes: number }>(
+    `/* benchDatabaseSize */ SELECT pg_database_size(current_database())::float8 AS bytes`,
+  );
+  return Number(rows[0]?.bytes ?? 0);
+}
+
+function directoryBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += directoryBytes(path);
+    else if (entry.isFile()) total += statSync(path).size;
+  }
+  return total;
+}
+
+function packageVersion(name: string): string {
+  try {
+    return (
+      JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as {
+        version: string;
+      }
+    ).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function gitState(): { commit: string; dirty: boolean } {
+  try {
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const status = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    return { commit, dirty: status.trim() !== '' };
+  } catch {
+    return { commit: 'unknown', dirty: false };
+  }
+}
+
+function commandLine(options: BenchOptions): string {
+  const args = options.argv.length ? ` -- ${options.argv.join(' ')}` : '';
+  const wrapper = options.backend === 'postgres' ? 'scripts/with-native-postgres.sh ' : '';
+  return `${wrapper}npm run bench${args}`;
+}

@@ -1,0 +1,27 @@
+/** Every scenario, in the order they run (reads first, on the pristine dataset; then ingest). */
+import { context } from './context.js';
+import { entityLookup } from './entity-lookup.js';
+import { explore } from './explore.js';
+import {
+  ingestDocuments,
+  ingestFacts,
+  ingestObservations,
+  ingestObservationsWithAssertions,
+} from './ingest.js';
+import { neighborhood } from './neighborhood.js';
+import { search } from './search.js';
+import { typedContext } from './typed-context.js';
+import type { Scenario } from './types.js';
+
+export const SCENARIOS: readonly Scenario[] = [
+  entityLookup,
+  search,
+  context,
+  typedContext,
+  explore,
+  neighborhood,
+  ingestObservations,
+  ingestObservationsWithAssertions,
+  ingestDocuments,
+  ingestFacts,
+];

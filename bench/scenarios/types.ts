@@ -1,0 +1,55 @@
+/**
+ * A scenario is one measured operation. The runner validates its GraphQL documents against
+ * the schema first and skips it, with the validation message as the note, when a field it
+ * needs has not landed yet — so the suite runs today and grows as the API does.
+ */
+import type { Dataset } from '../generate.js';
+import type { GatewayProcess } from '../gateway-process.js';
+import type { GqlAnswer } from '../http-load.js';
+
+export interface ScenarioContext {
+  ds: Dataset;
+  quick: boolean;
+  gateway: GatewayProcess;
+  gql(query: string, variables?: Record<string, unknown>): Promise<GqlAnswer>;
+  log(msg: string): void;
+}
+
+/** Thrown by a setup step that cannot prepare its scenario; the runner records the reason. */
+export class SkipScenario extends Error {}
+
+export interface ReadScenario {
+  kind: 'read';
+  name: string;
+  /** What is measured, as printed in the tables. */
+  title: string;
+  document: string;
+  /** Operations sent by `setup`; validated like `document`. */
+  setupDocuments?: string[];
+  /** Variables of request `i`: deterministic, varied (queries, anchors). */
+  variables(ds: Dataset, i: number): Record<string, unknown>;
+  /** Prepares the data the operation needs through the API; may return a note for the report. */
+  setup?(ctx: ScenarioContext): Promise<string | undefined>;
+}
+
+export interface IngestBatch {
+  variables: Record<string, unknown>;
+  items: number;
+}
+
+export interface IngestScenario {
+  kind: 'ingest';
+  name: string;
+  title: string;
+  /** What one item of a batch is: observations, documents, facts… */
+  unit: string;
+  document: string;
+  /** Batch `b` (0-based) of `size` items, deterministic. */
+  batch(ds: Dataset, b: number, size: number): IngestBatch;
+  /** Rows the batches produced that are worth a rate of their own (chunks of documents). */
+  derived?(ctx: ScenarioContext): Promise<{ unit: string; count: number } | null>;
+}
+
+export type Scenario = ReadScenario | IngestScenario;
+
+export const INGEST_NAMESPACE = 'bench-ingest';
