@@ -17,6 +17,9 @@ import './types/episode-input.js';
 import './types/assertion-input.js';
 import './types/observation-input.js';
 import './types/entity-purge.js';
+import './types/document-input.js';
+import './types/source-ref.js';
+import './types/source-document.js';
 
 export const schema = builder.toSchema({ sortSchema: false });
 

@@ -1,3 +1,4 @@
+import { DocumentService } from './document-service.js';
 import { EntityService } from './entity-service.js';
 import { FactService } from './fact-service.js';
 import { ObservationService } from './observation-service.js';
@@ -9,6 +10,7 @@ export interface Services {
   observations: ObservationService;
   facts: FactService;
   purge: PurgeService;
+  documents: DocumentService;
 }
 
 export function createServices(scope: RequestScope): Services {
@@ -17,5 +19,6 @@ export function createServices(scope: RequestScope): Services {
     observations: new ObservationService(scope),
     facts: new FactService(scope),
     purge: new PurgeService(scope),
+    documents: new DocumentService(scope),
   };
 }

@@ -95,24 +95,171 @@ export async function replaceChunks(
       namespace,
       nodeKey,
       tsConfig,
-      chunks.map((c) => ({
-        ord: c.order,
-        kind: c.kind,
-        title: c.title,
-        heading: c.heading,
-        text: c.text,
-        search_text: c.searchText,
-        source_path: c.sourcePath,
-        meta: c.meta,
-        scopes: c.scopes,
-        visibility: c.visibility,
-        observation_id: c.observationId,
-        occurred_at: c.occurredAt?.toISOString() ?? null,
-        pii: c.pii,
-        pii_categories: c.piiCategories,
-        embedding: c.embedding ? `[${c.embedding.join(',')}]` : null,
-      })),
+      // Serialised here: an array parameter would reach node-postgres as a PostgreSQL array.
+      JSON.stringify(
+        chunks.map((c) => ({
+          ord: c.order,
+          kind: c.kind,
+          title: c.title,
+          heading: c.heading,
+          text: c.text,
+          search_text: c.searchText,
+          source_path: c.sourcePath,
+          meta: c.meta,
+          scopes: c.scopes,
+          visibility: c.visibility,
+          observation_id: c.observationId,
+          occurred_at: c.occurredAt?.toISOString() ?? null,
+          pii: c.pii,
+          pii_categories: c.piiCategories,
+          embedding: c.embedding ? `[${c.embedding.join(',')}]` : null,
+        })),
+      ),
     ],
   );
   return rows.map((r) => Number(r.chunkId));
+}
+
+export interface ChunkText {
+  order: number;
+  heading: string | null;
+  text: string;
+}
+
+/** A node's visible chunks in order (for stitching a document back together). */
+export async function findChunkTextsOfNode(
+  q: Queryable,
+  namespace: string,
+  nodeKey: string,
+  visibleScopes: string[] | null,
+): Promise<ChunkText[]> {
+  const { rows } = await q.query<ChunkText>(
+    `/* findChunkTextsOfNode */
+     SELECT c.ord AS "order", c.heading, c.text FROM chunks c
+     WHERE c.namespace = $1 AND c.node_key = $2 AND ${visibleTo('c', '$3')}
+     ORDER BY c.ord`,
+    [namespace, nodeKey, visibleScopes],
+  );
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Re-embedding (`memgate reindex`). Maintenance over every namespace: the keyset walks
+// (namespace, chunk_id), which the (namespace, chunk_id) unique index serves.
+
+export interface ChunkForEmbedding {
+  namespace: string;
+  chunkId: number;
+  title: string | null;
+  heading: string | null;
+  text: string;
+}
+
+export interface ChunkCursor {
+  namespace: string;
+  chunkId: number;
+}
+
+export async function countAllChunks(q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(`/* countAllChunks */ SELECT count(*)::int AS n FROM chunks`);
+  return rows[0]?.n ?? 0;
+}
+
+/** The next `limit` chunks after `after`, in (namespace, chunk_id) order. */
+export async function listChunksForEmbedding(
+  q: Queryable,
+  after: ChunkCursor | null,
+  limit: number,
+): Promise<ChunkForEmbedding[]> {
+  const { rows } = await q.query<ChunkForEmbedding>(
+    `/* listChunksForEmbedding */
+     SELECT c.namespace, c.chunk_id AS "chunkId", c.title, c.heading, c.text FROM chunks c
+     WHERE $1::text IS NULL OR (c.namespace, c.chunk_id) > ($1::text, $2::bigint)
+     ORDER BY c.namespace, c.chunk_id
+     LIMIT $3`,
+    [after?.namespace ?? null, after?.chunkId ?? null, limit],
+  );
+  return rows.map((r) => ({ ...r, chunkId: Number(r.chunkId) }));
+}
+
+/** Sets embeddings by (namespace, chunk id); the postings trigger ignores rows whose text is unchanged. */
+export async function updateChunkEmbeddings(
+  q: Queryable,
+  rows: { namespace: string; chunkId: number; embedding: number[] }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await q.query(
+    `/* updateChunkEmbeddings */
+     UPDATE chunks c SET embedding = v.embedding::vector
+     FROM jsonb_to_recordset($1::jsonb) AS v(namespace text, chunk_id bigint, embedding text)
+     WHERE c.namespace = v.namespace AND c.chunk_id = v.chunk_id`,
+    [
+      JSON.stringify(
+        rows.map((r) => ({
+          namespace: r.namespace,
+          chunk_id: r.chunkId,
+          embedding: `[${r.embedding.join(',')}]`,
+        })),
+      ),
+    ],
+  );
+}
+
+export const CHUNK_EMBEDDING_INDEX = 'chunks_embedding_idx';
+
+/** Dimension of `chunks.embedding` as the catalog has it (atttypmod holds it for vector). */
+export async function chunkEmbeddingDimension(q: Queryable): Promise<number | null> {
+  const { rows } = await q.query<{ dim: number }>(
+    `/* chunkEmbeddingDimension */
+     SELECT a.atttypmod AS dim FROM pg_attribute a
+     WHERE a.attrelid = 'chunks'::regclass AND a.attname = 'embedding' AND NOT a.attisdropped`,
+  );
+  const dim = rows[0]?.dim;
+  return dim !== undefined && dim > 0 ? dim : null;
+}
+
+/** Bulk re-embedding is much faster without the HNSW index; it is rebuilt once at the end. */
+export async function dropChunkEmbeddingIndex(q: Queryable): Promise<void> {
+  await q.query(`/* dropChunkEmbeddingIndex */ DROP INDEX IF EXISTS ${CHUNK_EMBEDDING_INDEX}`);
+}
+
+export async function createChunkEmbeddingIndex(q: Queryable): Promise<void> {
+  await q.query(
+    `/* createChunkEmbeddingIndex */
+     CREATE INDEX IF NOT EXISTS ${CHUNK_EMBEDDING_INDEX} ON chunks USING hnsw (embedding vector_cosine_ops)`,
+  );
+}
+
+/** A new dimension invalidates every vector: the column is retyped and emptied. */
+export async function resizeChunkEmbeddings(q: Queryable, dimensions: number): Promise<void> {
+  if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`bad dimension ${dimensions}`);
+  await q.query(
+    `/* resizeChunkEmbeddings */
+     ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(${dimensions}) USING NULL`,
+  );
+}
+
+/** Records the model and dimension the vectors are now built with. */
+export async function writeEmbeddingSettings(q: Queryable, model: string, dimensions: number): Promise<void> {
+  await q.query(
+    `/* writeEmbeddingSettings */
+     INSERT INTO memgate_settings (embedding_model, embedding_dim) VALUES ($1, $2)
+     ON CONFLICT (singleton) DO UPDATE SET embedding_model = excluded.embedding_model,
+       embedding_dim = excluded.embedding_dim, updated_at = now()`,
+    [model, dimensions],
+  );
+}
+
+/** Vector columns besides `chunks.embedding` (reindex only knows how to rebuild chunks). */
+export async function otherVectorColumns(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ col: string }>(
+    `/* otherVectorColumns */
+     SELECT c.relname || '.' || a.attname AS col
+     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_type t ON t.oid = a.atttypid
+     JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE t.typname = 'vector' AND c.relkind = 'r' AND NOT a.attisdropped AND n.nspname = current_schema()
+       AND NOT (c.relname = 'chunks' AND a.attname = 'embedding')
+     ORDER BY 1`,
+  );
+  return rows.map((r) => r.col);
 }

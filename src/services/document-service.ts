@@ -1,0 +1,537 @@
+import { z } from 'zod';
+import { assertCanRead, assertCanWrite } from '../auth/principal.js';
+import type { Queryable } from '../db/database.js';
+import {
+  DEFAULT_MAX_CHARS,
+  DEFAULT_OVERLAP_CHARS,
+  HEADING_SEPARATOR,
+  chunkMarkdown,
+  embeddingText,
+} from '../domain/chunking.js';
+import { canonicalJson, factId, sha256Hex } from '../domain/ids.js';
+import { combinePii, detectPii, detectPiiInJson } from '../domain/pii.js';
+import { conflict, parseInput } from '../errors.js';
+import { globalId } from '../global-id.js';
+import {
+  type ChunkText,
+  type ChunkWrite,
+  findChunkTextsOfNode,
+  replaceChunks,
+} from '../store/chunk-store.js';
+import {
+  type DocumentState,
+  LINKS_TO,
+  closeLinkFacts,
+  findDocument,
+  findDocumentStates,
+  findExistingKeys,
+  findOpenDocumentLinks,
+  insertLinkFacts,
+  lockDocumentState,
+  namespaceTsConfig,
+  updateLinkFactScopes,
+  writeDocumentBody,
+} from '../store/document-store.js';
+import { upsertEntity } from '../store/entity-store.js';
+import {
+  type WritePayload,
+  type WriteResult,
+  type WriteStatus,
+  rejected,
+  rejectionFor,
+  toPayload,
+} from './batch.js';
+import type { RequestScope } from './request-scope.js';
+import {
+  jsonObjectSchema,
+  keySchema,
+  kindSchema,
+  namespaceSchema,
+  scopeSchema,
+  visibilityScopes,
+} from './validation.js';
+
+const MIB = 1024 * 1024;
+
+export const DOCUMENT_LIMITS = {
+  /** UTF-8 bytes of `content`. */
+  maxContentBytes: 5 * MIB,
+  maxScopes: 20,
+  maxLinks: 500,
+  /** UTF-8 bytes of `meta` and of `provenance`, each in canonical JSON form. */
+  maxJsonBytes: 64 * 1024,
+  /** Documents per call. Large documents also meet the HTTP body limit first. */
+  maxBatch: 500,
+} as const;
+
+/**
+ * Part of the change hash: a different chunker setting must rewrite the chunks even when the
+ * document itself is the same.
+ */
+const CHUNKER_VERSION = `markdown-v1:${DEFAULT_MAX_CHARS}:${DEFAULT_OVERLAP_CHARS}`;
+
+export const documentInputSchema = z.object({
+  key: keySchema,
+  title: z
+    .string()
+    .max(1024, 'title must be at most 1024 characters')
+    .refine((t) => t.trim() !== '', 'title must not be empty'),
+  content: z.string().refine((c) => c.trim() !== '', 'content must not be empty'),
+  kind: kindSchema.nullish(),
+  sourcePath: z.string().max(2048, 'sourcePath must be at most 2048 characters').nullish(),
+  meta: jsonObjectSchema.nullish(),
+  scopes: z.array(scopeSchema).nullish(),
+  links: z.array(keySchema).nullish(),
+  provenance: jsonObjectSchema.nullish(),
+});
+export type DocumentInput = z.infer<typeof documentInputSchema>;
+
+/** A validated document with everything derived from it that does not need the database. */
+interface PreparedDocument {
+  input: DocumentInput;
+  kind: string;
+  title: string;
+  scopes: string[];
+  visibility: string[];
+  sourcePath: string | null;
+  meta: Record<string, unknown>;
+  provenance: Record<string, unknown> | null;
+  links: string[];
+  contentHash: string;
+  pii: { pii: boolean; categories: string[] };
+  /** Null when the stored hash matched before embedding: nothing to rewrite. */
+  chunks: ChunkWrite[] | null;
+}
+
+export interface SourceDocumentView {
+  namespace: string;
+  key: string;
+  kind: string;
+  title: string;
+  sourcePath: string | null;
+  content: string;
+  contentSource: 'original' | 'chunks';
+  chunkCount: number;
+  provenance: unknown;
+  meta: Record<string, unknown> | null;
+  pii: boolean;
+  piiCategories: string[];
+  updatedAt: Date;
+}
+
+export class DocumentService {
+  constructor(private readonly scope: RequestScope) {}
+
+  /**
+   * Upserts documents: entity row with the original text and provenance, heading chunks with
+   * embeddings (one embedder call for the whole batch, before the transaction), and `LINKS_TO`
+   * facts to the linked keys that exist. Each item answers for itself.
+   */
+  async retainDocuments(namespace: string, inputs: readonly unknown[]): Promise<WritePayload> {
+    const ns = parseInput(namespaceSchema, namespace, 'namespace');
+    assertCanWrite(this.scope.principal, ns);
+    if (inputs.length > DOCUMENT_LIMITS.maxBatch) {
+      return toPayload(
+        inputs.map((_, i) =>
+          rejected(i, 'LIMIT_EXCEEDED', `A batch holds at most ${DOCUMENT_LIMITS.maxBatch} documents.`),
+        ),
+      );
+    }
+    const results: WriteResult[] = [];
+    const valid: { index: number; doc: PreparedDocument }[] = [];
+    inputs.forEach((raw, index) => {
+      const outcome = prepare(raw);
+      if ('doc' in outcome) valid.push({ index, doc: outcome.doc });
+      else results.push({ ...outcome.rejection, index });
+    });
+    if (valid.length === 0) return toPayload(results);
+
+    const vis = this.scope.principal.scopes;
+    const [states, tsConfig] = await Promise.all([
+      findDocumentStates(
+        this.scope.db,
+        ns,
+        valid.map((v) => v.doc.input.key),
+        vis,
+      ),
+      namespaceTsConfig(this.scope.db, ns),
+    ]);
+    const toEmbed = valid.filter((v) => !isUnchanged(states.get(v.doc.input.key) ?? null, v.doc));
+    for (const v of toEmbed) v.doc.chunks = buildChunks(v.doc);
+    const embedded = await this.embedChunks(toEmbed.map((v) => v.doc));
+    if (!embedded) {
+      // Without vectors a rewrite would be invisible to vector search: refuse it, keep the rest.
+      const failed = new Set(toEmbed.map((v) => v.index));
+      for (const v of toEmbed) {
+        results.push(
+          rejected(
+            v.index,
+            'UNAVAILABLE',
+            'The embedding provider is unavailable; nothing of this document was written. Retry later.',
+            v.doc.input.key,
+          ),
+        );
+      }
+      valid.splice(0, valid.length, ...valid.filter((v) => !failed.has(v.index)));
+    }
+    if (valid.length === 0) return toPayload(results);
+
+    const now = new Date();
+    const written = await this.scope.db.transaction('retainDocuments', async (tx) => {
+      const done: { index: number; doc: PreparedDocument; result: WriteResult; created: boolean }[] = [];
+      const out: WriteResult[] = [];
+      // Pass 1: each document under its own savepoint, so a failing one rolls back alone.
+      for (const { index, doc } of valid) {
+        await tx.query('SAVEPOINT item');
+        try {
+          const { status, created } = await this.writeDocument(tx, ns, doc, now, tsConfig);
+          await tx.query('RELEASE SAVEPOINT item');
+          const result: WriteResult = {
+            index,
+            status,
+            key: doc.input.key,
+            id: globalId('Entity', ns, doc.input.key),
+          };
+          done.push({ index, doc, result, created });
+        } catch (error) {
+          await tx.query('ROLLBACK TO SAVEPOINT item');
+          out.push({
+            ...rejectionFor(index, error, (e) =>
+              this.scope.deps.logger.error('retainDocuments item failed', { error: String(e) }),
+            ),
+            key: doc.input.key,
+          });
+        }
+      }
+      // Pass 2: links resolve after every document of the batch is in, so documents of one
+      // batch may link each other in any order.
+      const targets = [...new Set(done.flatMap((d) => d.doc.links))];
+      const existing = await findExistingKeys(tx, ns, targets, vis);
+      for (const d of done) {
+        const linkChange = await this.writeLinks(tx, ns, d.doc, existing, now, d.created);
+        if (linkChange.changed && d.result.status === 'UNCHANGED') d.result.status = 'UPDATED';
+        if (linkChange.missing.length > 0) d.result.message = missingMessage(linkChange.missing);
+        out.push(d.result);
+      }
+      return out;
+    });
+    return toPayload([...results, ...written]);
+  }
+
+  /**
+   * The document whole: the original text, or its chunks stitched back together. Personal data
+   * is masked (and unmasked access audited) by the schema's output layer, like every field.
+   */
+  async source(namespace: string, key: string): Promise<SourceDocumentView | null> {
+    const ns = parseInput(namespaceSchema, namespace, 'namespace');
+    const k = parseInput(keySchema, key, 'key');
+    const principal = this.scope.principal;
+    assertCanRead(principal, ns);
+    const row = await findDocument(this.scope.db, ns, k, principal.scopes);
+    if (!row) return null;
+    let content: string;
+    let contentSource: 'original' | 'chunks';
+    if (row.content !== null) {
+      content = row.content;
+      contentSource = 'original';
+    } else {
+      content = stitchChunks(await findChunkTextsOfNode(this.scope.db, ns, k, principal.scopes));
+      contentSource = 'chunks';
+    }
+    return {
+      namespace: ns,
+      key: row.key,
+      kind: row.kind,
+      title: row.title,
+      sourcePath: row.sourcePath,
+      content,
+      contentSource,
+      chunkCount: row.chunkCount,
+      provenance: row.provenance ?? null,
+      meta: row.meta,
+      pii: row.pii,
+      piiCategories: row.piiCategories,
+      updatedAt: row.updatedAt,
+    };
+  }
+
+  /** Embeds every chunk of `docs` in one call; false when the provider failed. */
+  private async embedChunks(docs: PreparedDocument[]): Promise<boolean> {
+    const chunks = docs.flatMap((d) => d.chunks ?? []);
+    if (chunks.length === 0) return true;
+    const { embedder, logger } = this.scope.deps;
+    let vectors: number[][];
+    try {
+      vectors = await embedder.embed(chunks.map((c) => embeddingText(c.title ?? '', c.heading, c.text)));
+    } catch (error) {
+      logger.error('retainDocuments: embedding failed', { error: String(error), model: embedder.model });
+      return false;
+    }
+    if (vectors.length !== chunks.length || vectors.some((v) => v.length !== embedder.dimensions)) {
+      logger.error('retainDocuments: embedder returned the wrong shape', {
+        expected: [chunks.length, embedder.dimensions],
+        got: vectors.length,
+      });
+      return false;
+    }
+    chunks.forEach((c, i) => {
+      c.embedding = vectors[i]!;
+    });
+    return true;
+  }
+
+  private async writeDocument(
+    tx: Queryable,
+    ns: string,
+    doc: PreparedDocument,
+    now: Date,
+    tsConfig: string,
+  ): Promise<{ status: WriteStatus; created: boolean }> {
+    const key = doc.input.key;
+    const state = await lockDocumentState(tx, ns, key);
+    if (isUnchanged(state, doc)) return { status: 'UNCHANGED', created: false };
+    if (!doc.chunks) {
+      throw conflict('The document changed while this batch was being written; send it again.');
+    }
+    const status = await upsertEntity(tx, ns, {
+      key,
+      kind: doc.kind,
+      title: doc.title,
+      attributes: null,
+      validFrom: now,
+      scopes: doc.scopes,
+      visibility: doc.visibility,
+      sourcePath: doc.sourcePath,
+      confidence: null,
+      origin: 'AGENT',
+      pii: doc.pii.pii,
+      piiCategories: doc.pii.categories,
+      observationId: null,
+    });
+    await writeDocumentBody(tx, ns, {
+      key,
+      content: doc.input.content,
+      provenance: doc.provenance,
+      meta: doc.meta,
+      contentHash: doc.contentHash,
+      scopes: doc.scopes,
+      visibility: doc.visibility,
+      pii: doc.pii.pii,
+      piiCategories: doc.pii.categories,
+    });
+    await replaceChunks(tx, ns, key, doc.chunks, tsConfig);
+    if (state) await updateLinkFactScopes(tx, ns, key, doc.sourcePath, doc.scopes, doc.visibility);
+    // Same title and attributes but new text is still an update of the document.
+    return { status: status === 'UNCHANGED' ? 'UPDATED' : status, created: state === null };
+  }
+
+  /**
+   * Makes the document's open `LINKS_TO` facts match its `links`: new targets that exist get a
+   * fact valid from now, targets no longer listed are closed (validTo = now). A link kept across
+   * rewrites keeps its fact, so rewriting the same document adds no edge.
+   */
+  private async writeLinks(
+    tx: Queryable,
+    ns: string,
+    doc: PreparedDocument,
+    existing: Set<string>,
+    now: Date,
+    created: boolean,
+  ): Promise<{ changed: boolean; missing: string[] }> {
+    const key = doc.input.key;
+    const wanted = doc.links.filter((t) => existing.has(t));
+    const missing = doc.links.filter((t) => !existing.has(t));
+    // A document that did not exist before this item has no links yet.
+    const open = created ? [] : await findOpenDocumentLinks(tx, ns, key);
+    const openTargets = new Set(open.map((l) => l.object));
+    const wantedSet = new Set(wanted);
+    const add = wanted.filter((t) => !openTargets.has(t));
+    const close = open.filter((l) => !wantedSet.has(l.object)).map((l) => l.factId);
+    await insertLinkFacts(
+      tx,
+      ns,
+      add.map((object) => ({
+        factId: factId(ns, key, LINKS_TO, object, now),
+        subject: key,
+        object,
+        validFrom: now,
+        sourcePath: doc.sourcePath,
+        scopes: doc.scopes,
+        visibility: doc.visibility,
+      })),
+    );
+    await closeLinkFacts(tx, ns, close, now);
+    return { changed: add.length > 0 || close.length > 0, missing };
+  }
+}
+
+function isUnchanged(state: DocumentState | null, doc: PreparedDocument): boolean {
+  return (
+    state !== null &&
+    state.contentHash === doc.contentHash &&
+    state.kind === doc.kind &&
+    state.title === doc.title
+  );
+}
+
+function missingMessage(missing: string[]): string {
+  const shown = missing.slice(0, 20).map((k) => JSON.stringify(k));
+  const more = missing.length > shown.length ? ` and ${missing.length - shown.length} more` : '';
+  return `Links skipped, no such key in the namespace: ${shown.join(', ')}${more}.`;
+}
+
+type Prepared = { doc: PreparedDocument } | { rejection: WriteResult };
+
+/** Validation and everything derived without the database (hash, PII marks). */
+function prepare(raw: unknown): Prepared {
+  const key = keyOf(raw);
+  const parsed = documentInputSchema.safeParse(raw);
+  if (!parsed.success) {
+    return { rejection: rejected(0, 'BAD_USER_INPUT', describe(parsed.error), key) };
+  }
+  const input = parsed.data;
+  const limit = limitViolation(input);
+  if (limit) return { rejection: rejected(0, 'LIMIT_EXCEEDED', limit, key) };
+  const kind = input.kind ?? 'document';
+  const scopes = [...new Set(input.scopes ?? [])].sort();
+  const meta = input.meta ?? {};
+  const provenance = input.provenance ?? null;
+  const sourcePath = input.sourcePath ?? null;
+  const links = [...new Set(input.links ?? [])];
+  const contentHash = sha256Hex(
+    canonicalJson({
+      chunker: CHUNKER_VERSION,
+      kind,
+      title: input.title,
+      content: input.content,
+      meta,
+      scopes,
+      sourcePath,
+      provenance,
+    }),
+  );
+  const pii = combinePii(detectPii(input.title), detectPii(input.content), detectPiiInJson(meta));
+  return {
+    doc: {
+      input,
+      kind,
+      title: input.title,
+      scopes,
+      visibility: visibilityScopes(scopes),
+      sourcePath,
+      meta,
+      provenance,
+      links,
+      contentHash,
+      pii,
+      chunks: null,
+    },
+  };
+}
+
+function limitViolation(input: DocumentInput): string | null {
+  const bytes = Buffer.byteLength(input.content, 'utf8');
+  if (bytes > DOCUMENT_LIMITS.maxContentBytes) {
+    return `content is ${bytes} bytes; the limit is ${DOCUMENT_LIMITS.maxContentBytes}`;
+  }
+  const scopes = input.scopes?.length ?? 0;
+  if (scopes > DOCUMENT_LIMITS.maxScopes)
+    return `${scopes} scopes; the limit is ${DOCUMENT_LIMITS.maxScopes}`;
+  const links = input.links?.length ?? 0;
+  if (links > DOCUMENT_LIMITS.maxLinks) return `${links} links; the limit is ${DOCUMENT_LIMITS.maxLinks}`;
+  for (const [name, value] of [
+    ['meta', input.meta],
+    ['provenance', input.provenance],
+  ] as const) {
+    if (value == null) continue;
+    const size = Buffer.byteLength(canonicalJson(value), 'utf8');
+    if (size > DOCUMENT_LIMITS.maxJsonBytes) {
+      return `${name} is ${size} bytes as JSON; the limit is ${DOCUMENT_LIMITS.maxJsonBytes}`;
+    }
+  }
+  return null;
+}
+
+/** Heading chunks with what search needs; embeddings are filled in by one batched call. */
+function buildChunks(doc: PreparedDocument): ChunkWrite[] {
+  return chunkMarkdown(doc.input.content).map((piece) => {
+    const heading = piece.heading === '' ? null : piece.heading;
+    const mark = combinePii(detectPii(doc.title), detectPii(piece.text));
+    return {
+      order: piece.order,
+      kind: doc.kind,
+      title: doc.title,
+      heading,
+      text: piece.text,
+      searchText: [doc.title, heading ?? '', piece.text].filter((part) => part.trim() !== '').join('\n'),
+      sourcePath: doc.sourcePath,
+      meta: doc.meta,
+      scopes: doc.scopes,
+      visibility: doc.visibility,
+      observationId: null,
+      occurredAt: null,
+      pii: mark.pii,
+      piiCategories: mark.categories,
+      embedding: null,
+    };
+  });
+}
+
+/**
+ * Rebuilds text from ordered chunks: headings come back as Markdown headings (each new level
+ * of the heading path once), and the overlap a chunk repeats from its predecessor in the same
+ * section is removed.
+ */
+export function stitchChunks(chunks: readonly ChunkText[]): string {
+  let out = '';
+  let prev: ChunkText | null = null;
+  let path: string[] = [];
+  for (const chunk of chunks) {
+    const heading = chunk.heading ?? '';
+    if (prev && heading === (prev.heading ?? '')) {
+      const overlap = overlapLength(prev.text, chunk.text);
+      out += overlap > 0 ? chunk.text.slice(overlap) : `\n\n${chunk.text}`;
+    } else {
+      const next = heading === '' ? [] : heading.split(HEADING_SEPARATOR);
+      let same = 0;
+      while (same < path.length && same < next.length && path[same] === next[same]) same++;
+      const lines = next.slice(same).map((part, i) => `${'#'.repeat(Math.min(6, same + i + 1))} ${part}`);
+      // A repeated path (headings A, B, A again) still needs its heading back.
+      if (lines.length === 0 && next.length > 0)
+        lines.push(`${'#'.repeat(Math.min(6, next.length))} ${next.at(-1)}`);
+      const block = [...lines, chunk.text].join('\n\n');
+      out += out === '' ? block : `\n\n${block}`;
+      path = next;
+    }
+    prev = chunk;
+  }
+  return out;
+}
+
+/**
+ * Length of the longest prefix of `next` that ends `prev`, starting on a word boundary in
+ * `prev` and followed by whitespace in `next` (the chunker's overlap: a tail of the previous
+ * chunk, then the joiner). The window is wider than any overlap the chunker is configured with
+ * (documents 120, long observations 150); the boundary checks keep it from matching by chance.
+ */
+export const MAX_STITCH_OVERLAP = 512;
+
+export function overlapLength(prev: string, next: string, max = MAX_STITCH_OVERLAP): number {
+  for (let k = Math.min(max, prev.length, next.length - 1); k > 0; k--) {
+    if (!/\s/.test(next.charAt(k))) continue;
+    const start = prev.length - k;
+    if (start > 0 && !/\s/.test(prev.charAt(start - 1))) continue;
+    if (prev.endsWith(next.slice(0, k))) return k;
+  }
+  return 0;
+}
+
+function describe(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ');
+}
+
+function keyOf(raw: unknown): string | null {
+  return raw && typeof raw === 'object' && typeof (raw as { key?: unknown }).key === 'string'
+    ? (raw as { key: string }).key
+    : null;
+}
