@@ -1,2 +1,4 @@
-// Commands contributed by other modules register themselves when imported here.
-export {};
+// Commands contributed by other modules register themselves when imported here; they import
+// `registerCommand` from ./cli-registry.js (importing ./cli.js from a command deadlocks).
+import './cli/import-command.js';
+import './cli/reindex-command.js';

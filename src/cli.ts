@@ -1,17 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type Command, commands, registerCommand } from './cli-registry.js';
 import { ConfigError, ENV_DOCS, parseConfig } from './config.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const schemaFile = join(root, 'schema', 'schema.graphql');
 
-interface Command {
-  summary: string;
-  run(args: string[]): Promise<number>;
-}
-
-const commands: Record<string, Command> = {
+const builtIn: Record<string, Command> = {
   serve: {
     summary: 'start the gateway (the default of `npm start`)',
     async run() {
@@ -59,10 +55,10 @@ const commands: Record<string, Command> = {
   },
 };
 
-/** Other modules add their commands here (import, reindex, eval, bench, token). */
-export function registerCommand(name: string, command: Command): void {
-  commands[name] = command;
-}
+for (const [name, command] of Object.entries(builtIn)) registerCommand(name, command);
+
+// Command modules import the registry itself (./cli-registry.js), never this entry module.
+export { registerCommand };
 
 function help(): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));
