@@ -20,6 +20,17 @@ import './types/entity-purge.js';
 import './types/document-input.js';
 import './types/source-ref.js';
 import './types/source-document.js';
+import './types/fact-connection.js';
+import './types/observation-connection.js';
+import './types/chunk-connection.js';
+import './types/neighbor.js';
+import './types/entity-relations.js';
+import './types/observation-relations.js';
+import './types/fact-queries.js';
+import './types/observation-queries.js';
+import './types/graph-path.js';
+import './types/provenance.js';
+import './types/timeline.js';
 
 export const schema = builder.toSchema({ sortSchema: false });
 

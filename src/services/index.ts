@@ -3,6 +3,8 @@ import { EntityService } from './entity-service.js';
 import { FactService } from './fact-service.js';
 import { ObservationService } from './observation-service.js';
 import { PurgeService } from './purge-service.js';
+import { GraphService } from './graph-service.js';
+import { ProvenanceService } from './provenance-service.js';
 import type { RequestScope } from './request-scope.js';
 
 export interface Services {
@@ -11,6 +13,8 @@ export interface Services {
   facts: FactService;
   purge: PurgeService;
   documents: DocumentService;
+  graph: GraphService;
+  provenance: ProvenanceService;
 }
 
 export function createServices(scope: RequestScope): Services {
@@ -20,5 +24,7 @@ export function createServices(scope: RequestScope): Services {
     facts: new FactService(scope),
     purge: new PurgeService(scope),
     documents: new DocumentService(scope),
+    graph: new GraphService(scope),
+    provenance: new ProvenanceService(scope),
   };
 }
