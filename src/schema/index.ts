@@ -31,6 +31,9 @@ import './types/observation-queries.js';
 import './types/graph-path.js';
 import './types/provenance.js';
 import './types/timeline.js';
+import './types/domain-pack.js';
+import './types/snapshot.js';
+import './types/typed-context.js';
 
 export const schema = builder.toSchema({ sortSchema: false });
 

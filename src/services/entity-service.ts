@@ -7,6 +7,7 @@ import { type EntityRow, countEntities, listEntities, upsertEntity } from '../st
 import { type WritePayload, type WriteResult, rejected, toPayload, writeEach } from './batch.js';
 import { type Page, type PageArgs, decodeCursor, encodeCursor, pageWindow, toPage } from './pagination.js';
 import type { RequestScope } from './request-scope.js';
+import { schemaPolicyFor } from './schema-policy.js';
 import {
   confidenceSchema,
   jsonObjectSchema,
@@ -56,6 +57,11 @@ export class EntityService {
       'upsertEntities',
       valid,
       async (tx, e, index) => {
+        await schemaPolicyFor(this.scope).assertEntity(tx, ns, {
+          kind: e.kind,
+          key: e.key,
+          attributes: e.attributes,
+        });
         const status = await upsertEntity(tx, ns, {
           key: e.key,
           kind: e.kind,

@@ -22,6 +22,7 @@ import {
 import { type WritePayload, type WriteResult, rejected, toPayload, writeEach } from './batch.js';
 import { MAX_BATCH } from './entity-service.js';
 import type { RequestScope } from './request-scope.js';
+import { type SchemaPolicy, schemaPolicyFor } from './schema-policy.js';
 import {
   confidenceSchema,
   jsonObjectSchema,
@@ -83,6 +84,8 @@ export interface FactWriteContext {
   defaultScopes: string[];
   /** Set by supersedeFact: the fact this one replaces. */
   supersedes?: string | null;
+  /** Strict-mode checks of the namespace's domain packs (absent: not checked here). */
+  policy?: SchemaPolicy | null;
 }
 
 export interface FactWriteOutcome {
@@ -126,6 +129,7 @@ export async function writeFact(
       `validTo (${validTo.toISOString()}) must be after validFrom (${validFrom.toISOString()}).`,
     );
   }
+  await ctx.policy?.assertFact(tx, namespace, input);
   const id = computeFactId(namespace, input.subject, input.predicate, input.object, validFrom);
   const contradicts = contradictedFactIds(input.attributes);
   if (contradicts.includes(id)) throw badInput('A fact cannot contradict itself.');
@@ -256,6 +260,7 @@ export class FactService {
           defaultValidFrom: now,
           observationId: null,
           defaultScopes: [],
+          policy: schemaPolicyFor(this.scope),
         });
         return this.result(ns, index, outcome.status, outcome.factId, outcome.message);
       },
@@ -314,6 +319,7 @@ export class FactService {
             observationId: null,
             defaultScopes: old.scopes,
             supersedes: old.factId,
+            policy: schemaPolicyFor(this.scope),
           },
         );
         const note = `supersedes ${old.factId}${outcome.message ? `; ${outcome.message}` : ''}`;

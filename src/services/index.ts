@@ -1,4 +1,5 @@
 import { DocumentService } from './document-service.js';
+import { DomainPackService } from './domain-pack-service.js';
 import { EntityService } from './entity-service.js';
 import { FactService } from './fact-service.js';
 import { ObservationService } from './observation-service.js';
@@ -6,6 +7,8 @@ import { PurgeService } from './purge-service.js';
 import { GraphService } from './graph-service.js';
 import { ProvenanceService } from './provenance-service.js';
 import type { RequestScope } from './request-scope.js';
+import { SnapshotService } from './snapshot-service.js';
+import { TypedContextService } from './typed-context-service.js';
 
 export interface Services {
   entities: EntityService;
@@ -15,6 +18,9 @@ export interface Services {
   documents: DocumentService;
   graph: GraphService;
   provenance: ProvenanceService;
+  domainPacks: DomainPackService;
+  snapshots: SnapshotService;
+  typedContext: TypedContextService;
 }
 
 export function createServices(scope: RequestScope): Services {
@@ -26,5 +32,8 @@ export function createServices(scope: RequestScope): Services {
     documents: new DocumentService(scope),
     graph: new GraphService(scope),
     provenance: new ProvenanceService(scope),
+    domainPacks: new DomainPackService(scope),
+    snapshots: new SnapshotService(scope),
+    typedContext: new TypedContextService(scope),
   };
 }

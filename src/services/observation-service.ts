@@ -29,6 +29,7 @@ import {
   projectAssertions,
 } from './projection.js';
 import type { RequestScope } from './request-scope.js';
+import { schemaPolicyFor } from './schema-policy.js';
 import { namespaceSchema, visibilityScopes } from './validation.js';
 
 export const refInputSchema = z.object({
@@ -212,6 +213,7 @@ export class ObservationService {
             sourcePath: d.node?.sourcePath ?? sourcePathOf(d.row.provenance),
             episodeChunks: d.episodeChunks,
             onUnexpected: (error) => this.logUnexpected(error),
+            policy: schemaPolicyFor(this.scope),
           },
           d.assertions,
         );

@@ -24,6 +24,7 @@ import type { MentionRole, MentionWrite } from '../store/mention-store.js';
 import { replaceNodeChunks } from '../store/observation-store.js';
 import { entityInputSchema } from './entity-service.js';
 import { describe, factInputSchema, writeFact } from './fact-service.js';
+import { SchemaPolicy } from './schema-policy.js';
 import { keySchema, titleSchema, visibilityScopes } from './validation.js';
 
 export const episodeInputSchema = z.object({
@@ -105,6 +106,8 @@ export interface ProjectionContext {
   /** Chunks of each episode assertion, by assertion index. */
   episodeChunks: Map<number, EpisodeChunkDraft[]>;
   onUnexpected: (error: unknown) => void;
+  /** Strict-mode checks (the request's policy; a fresh one when absent, so they always run). */
+  policy?: SchemaPolicy;
 }
 
 export interface AssertionRejection {
@@ -128,6 +131,7 @@ export async function projectAssertions(
   ctx: ProjectionContext,
   assertions: readonly ParsedAssertion[],
 ): Promise<ProjectionOutcome> {
+  const checked: ProjectionContext = { ...ctx, policy: ctx.policy ?? new SchemaPolicy() };
   const rejectedList: AssertionRejection[] = [];
   const roles = new Map<string, MentionRole>();
   const mention = (key: string, role: MentionRole) => {
@@ -142,7 +146,7 @@ export async function projectAssertions(
     }
     await tx.query('SAVEPOINT assertion');
     try {
-      const touched = await applyAssertion(tx, ctx, index, assertion);
+      const touched = await applyAssertion(tx, checked, index, assertion);
       await tx.query('RELEASE SAVEPOINT assertion');
       for (const [key, role] of touched) mention(key, role);
       applied += 1;
@@ -176,6 +180,7 @@ async function applyAssertion(
       const e = assertion.value;
       const scopes = e.scopes ?? ctx.scopes;
       const pii = combinePii(detectPii(e.title ?? ''), detectPiiInJson(e.attributes ?? null));
+      await ctx.policy!.assertEntity(tx, ns, { kind: e.kind, key: e.key, attributes: e.attributes });
       await upsertEntity(tx, ns, {
         key: e.key,
         kind: e.kind,
@@ -200,6 +205,7 @@ async function applyAssertion(
         defaultValidFrom: ctx.occurredAt,
         observationId: ctx.observationId,
         defaultScopes: ctx.scopes,
+        policy: ctx.policy,
       });
       return [
         [f.subject, 'fact'],
