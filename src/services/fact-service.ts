@@ -145,7 +145,7 @@ export async function writeFact(
   ];
   const scopes = [...new Set(input.scopes ?? ctx.defaultScopes)].sort();
 
-  const existing = await findFactForAssertion(
+  let existing = await findFactForAssertion(
     tx,
     namespace,
     id,
@@ -153,6 +153,30 @@ export async function writeFact(
       ? null
       : { subject: input.subject, predicate: input.predicate, object: input.object, inForceAt: validFrom },
   );
+  let created = false;
+  if (!existing) {
+    await ensurePlaceholders(tx, namespace, [...new Set([input.subject, input.object])]);
+    created = await insertFact(tx, namespace, {
+      factId: id,
+      subject: input.subject,
+      predicate: input.predicate,
+      object: input.object,
+      validFrom,
+      validTo,
+      recordedAt: ctx.now,
+      evidence,
+      confidence,
+      observationIds,
+      sourcePath: input.sourcePath ?? null,
+      scopes,
+      visibility: visibilityScopes(scopes),
+      attributes: input.attributes ?? {},
+      supersedes: ctx.supersedes ?? null,
+    });
+    // A concurrent writer created the same fact first: this assertion reinforces theirs.
+    if (!created) existing = await lockFact(tx, namespace, id);
+    if (!created && !existing) throw new Error(`fact ${id} was neither inserted nor found`);
+  }
   if (existing && (existing.status === 'SUPERSEDED' || existing.status === 'RETRACTED')) {
     return {
       status: 'UNCHANGED',
@@ -161,7 +185,7 @@ export async function writeFact(
       message: `fact ${existing.factId} is ${existing.status}; history is not reopened (assert it with another validFrom to state it again)`,
     };
   }
-  let becameActive = false;
+  let becameActive = created;
   if (existing) {
     let support: FactSupport = {
       observationIds: existing.observationIds,
@@ -184,26 +208,6 @@ export async function writeFact(
       supersedes: ctx.supersedes ?? null,
       status: 'ACTIVE',
     });
-  } else {
-    await ensurePlaceholders(tx, namespace, [...new Set([input.subject, input.object])]);
-    await insertFact(tx, namespace, {
-      factId: id,
-      subject: input.subject,
-      predicate: input.predicate,
-      object: input.object,
-      validFrom,
-      validTo,
-      recordedAt: ctx.now,
-      evidence,
-      confidence,
-      observationIds,
-      sourcePath: input.sourcePath ?? null,
-      scopes,
-      visibility: visibilityScopes(scopes),
-      attributes: input.attributes ?? {},
-      supersedes: ctx.supersedes ?? null,
-    });
-    becameActive = true;
   }
   const target = existing ?? {
     factId: id,

@@ -166,7 +166,6 @@ export class ObservationService {
         );
         const fresh = plain.filter((d) => inserted.has(d.id));
         await writeIndex(tx, ns, fresh);
-        await insertMentions(tx, ns, fresh.flatMap(nodeMention));
         await tx.query('RELEASE SAVEPOINT bulk');
         for (const d of plain) {
           results.push(
@@ -198,7 +197,8 @@ export class ObservationService {
         return this.duplicate(ns, d.index, d.id, null);
       }
       await writeIndex(tx, ns, [d]);
-      const mentions: MentionWrite[] = nodeMention(d);
+      // The node itself is not a mention: chunks lead back through their observation_id.
+      const mentions: MentionWrite[] = [];
       let message = d.warning;
       if (d.assertions !== null) {
         const outcome = await projectAssertions(
@@ -355,12 +355,8 @@ function draftOf(index: number, id: string, input: ObservationInput, now: Date):
       text: piece.text,
       searchText: title && !piece.text.includes(title) ? `${title}\n${piece.text}` : piece.text,
       sourcePath,
-      meta: compact({
-        observationId: id,
-        sourceSystem: row.sourceSystem,
-        sourceStream: row.sourceStream,
-        sessionId: row.sessionId,
-      }),
+      // Kept small: every pair is a GIN entry. Source and actor are on the observation.
+      meta: compact({ observationId: id, sessionId: row.sessionId }),
       scopes,
       visibility,
       observationId: id,
@@ -428,10 +424,6 @@ async function writeIndex(tx: Queryable, ns: string, drafts: Draft[]): Promise<v
     ns,
     drafts.flatMap((d) => d.chunks),
   );
-}
-
-function nodeMention(d: Draft): MentionWrite[] {
-  return d.node ? [{ entityKey: d.id, observationId: d.id, role: 'node' }] : [];
 }
 
 /** `data.sessionId` when given, else the source stream (a conversation, a channel). */

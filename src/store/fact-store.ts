@@ -128,13 +128,16 @@ export async function existingFactIds(
   return new Set(rows.map((r) => r.id));
 }
 
-export async function insertFact(q: Queryable, namespace: string, w: FactWrite): Promise<void> {
-  await q.query(
+/** Inserts a new fact; false when a concurrent writer inserted the same id first. */
+export async function insertFact(q: Queryable, namespace: string, w: FactWrite): Promise<boolean> {
+  const { rows } = await q.query(
     `/* insertFact */
      INSERT INTO facts (namespace, fact_id, subject, predicate, object, valid_from, valid_to, recorded_at, evidence,
                         confidence, observation_ids, source_path, scopes, visibility, attributes, supersedes)
      VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::timestamptz, $8::timestamptz, $9, $10, $11::text[], $12,
-             $13::text[], $14::text[], $15::jsonb, $16)`,
+             $13::text[], $14::text[], $15::jsonb, $16)
+     ON CONFLICT (namespace, fact_id) DO NOTHING
+     RETURNING fact_id`,
     [
       namespace,
       w.factId,
@@ -154,6 +157,7 @@ export async function insertFact(q: Queryable, namespace: string, w: FactWrite):
       w.supersedes,
     ],
   );
+  return rows.length > 0;
 }
 
 /** What a re-assertion changes on an existing fact (computed by the service). */

@@ -3,8 +3,9 @@ import { visibleTo } from './visibility.js';
 
 /**
  * Roles of a mention: which way an observation touched an entity. `episode` marks the episodes
- * an observation produced (Observation.episodes reads them); `node` is the observation's own
- * chunk owner; `entity` an entity assertion; `fact` an endpoint of a fact assertion.
+ * an observation produced (Observation.episodes reads them); `entity` an entity assertion;
+ * `fact` an endpoint of a fact assertion. (`node`, the observation's own chunk owner, is not
+ * written: its chunks lead back through observation_id, and the row would cost throughput.)
  */
 export type MentionRole = 'episode' | 'entity' | 'fact' | 'node' | 'mention';
 

@@ -138,6 +138,29 @@ describe('facts over HTTP: assert, reinforce, supersede, retract, conflicts', ()
     expect(await totals()).toEqual(before);
   });
 
+  it('concurrent assertions of one new fact converge on one edge with every observation id', async () => {
+    const base = {
+      subject: 'svc:race',
+      predicate: 'DEPENDS_ON',
+      object: 'svc:db',
+      validFrom: '2024-01-01T00:00:00Z',
+    };
+    const payloads = await Promise.all(
+      [1, 2, 3, 4, 5].map((n) =>
+        assertFacts([{ ...base, observationIds: [`obs-r${n}`], confidence: n / 10 }]),
+      ),
+    );
+    const statuses = payloads.map((p) => p.results[0]!.status).sort();
+    expect(statuses).toEqual(['CREATED', 'REINFORCED', 'REINFORCED', 'REINFORCED', 'REINFORCED']);
+    const { rows } = await gw.db.query<{ ids: string[]; confidence: number }>(
+      `SELECT observation_ids AS ids, confidence FROM facts WHERE namespace = $1 AND subject = 'svc:race'`,
+      [ns],
+    );
+    expect(rows).toHaveLength(1);
+    expect([...rows[0]!.ids].sort()).toEqual(['obs-r1', 'obs-r2', 'obs-r3', 'obs-r4', 'obs-r5']);
+    expect(rows[0]!.confidence).toBeCloseTo(0.5);
+  });
+
   it('reinforcement appends observation ids once, raises confidence to the max, keeps the stronger evidence', async () => {
     const base = {
       subject: 'person:dan',

@@ -185,6 +185,29 @@ describe('recordObservations over HTTP', () => {
     expect(inBatch.results[1]!.message).toMatch(/item 0/);
   });
 
+  it('the same batch sent concurrently is recorded once', async () => {
+    const batch = [7, 8].map((n) => ({
+      ...turn(n, `Concurrent turn ${n}`),
+      source: { system: 'chat', stream: 'conv-2', externalId: `c-${n}` },
+      assertions: [{ fact: { subject: 'person:caroline', predicate: 'SAID', object: `msg:${n}` } }],
+    }));
+    const payloads = await Promise.all([record(batch), record(batch), record(batch)]);
+    for (const i of [0, 1]) {
+      expect(payloads.map((p) => p.results[i]!.status).sort()).toEqual(['CREATED', 'DUPLICATE', 'DUPLICATE']);
+    }
+    expect(
+      await count(`SELECT count(*) AS n FROM observations WHERE namespace = $1 AND source_stream = 'conv-2'`),
+    ).toBe(2);
+    expect(
+      await count(
+        `SELECT count(*) AS n FROM chunks WHERE namespace = $1 AND meta @> '{"sessionId": "conv-2"}'`,
+      ),
+    ).toBe(2);
+    expect(await count(`SELECT count(*) AS n FROM facts WHERE namespace = $1 AND predicate = 'SAID'`)).toBe(
+      2,
+    );
+  });
+
   it('without an externalId the canonical content identifies the observation', async () => {
     const obs = {
       source: { system: 'mail' },
@@ -266,7 +289,6 @@ describe('recordObservations over HTTP', () => {
     );
     expect(mentions).toEqual([
       { entityKey: 'episode:bob-joins', role: 'episode' },
-      { entityKey: obsId, role: 'node' },
       { entityKey: 'person:bob', role: 'entity' },
       { entityKey: 'project:apollo', role: 'fact' },
     ]);
