@@ -1,0 +1,369 @@
+import type { Queryable } from '../db/database.js';
+import { MemgateError } from '../errors.js';
+import type { Embedder } from '../providers/embedder.js';
+import type { Llm } from '../providers/llm.js';
+import type { ChunkRow } from '../store/chunk-store.js';
+import { exactChannel } from './channels/exact.js';
+import {
+  type ChunkCandidate,
+  type ChunkFilter,
+  candidateId,
+  NO_FILTERS,
+  parseCandidateId,
+} from './channels/filters.js';
+import { type GraphNeighbor, graphChannel } from './channels/graph.js';
+import { lexicalChannel } from './channels/lexical.js';
+import { listingChannel } from './channels/listing.js';
+import { vectorChannel } from './channels/vector.js';
+import { type ChannelHit, type RankedCandidate, fuse, scoreBonuses } from './fusion.js';
+import { extractIdentifiers } from './identifiers.js';
+import { applyRerank, rerank } from './rerank.js';
+import { fusionWeights, type RetrievalSettings } from './settings.js';
+
+/**
+ * One search, start to end: channels (concurrently) → weighted RRF + bonuses → graph
+ * neighbours of the top hits → optional LLM rerank. Pure orchestration over the channel
+ * functions; the caller (a service) has already validated the request and checked access,
+ * and supplies the per-request database, loaders and providers.
+ */
+
+export type SearchMode = 'HYBRID' | 'VECTOR' | 'LEXICAL';
+
+export type SearchFilters = Omit<ChunkFilter, 'namespaces' | 'visibleScopes'>;
+
+export interface SearchRequest {
+  namespaces: string[];
+  /** Empty (after trimming) = structural listing by the filters, no ranking. */
+  query: string;
+  k: number;
+  mode: SearchMode;
+  /** Graph expansion around the top hits: 0–2. */
+  hops: number;
+  filters?: SearchFilters;
+  rerank?: boolean;
+  settings: RetrievalSettings;
+}
+
+export interface RetrievalContext {
+  db: Queryable;
+  embedder: Embedder;
+  llm: Llm;
+  /** The principal's visibility scopes; null = unrestricted. */
+  visibleScopes: string[] | null;
+  /** Rows in the order of `refs`, null where absent or invisible (the request's DataLoader). */
+  loadChunks(refs: { namespace: string; chunkId: number }[]): Promise<(ChunkRow | null)[]>;
+  /** Applied to every text sent to a model (PII masking for the principal); identity if absent. */
+  maskText?: (text: string) => string;
+}
+
+export interface SearchHitResult {
+  chunk: ChunkRow;
+  /** Fused score: RRF plus bonuses. For ordering only, never a confidence. */
+  score: number;
+  rrf: number;
+  /** The exact-identifier bonus (+0.010) when the text contains an identifier of the query. */
+  exactIdBonus: number;
+  /** LLM relevance 0–1 when rerank ran and succeeded; null otherwise. */
+  rerankScore: number | null;
+  /** Every channel that found the chunk: its 0-based rank and raw score there. */
+  channels: ChannelHit[];
+}
+
+export interface ChannelStat {
+  channel: string;
+  candidates: number;
+  ms: number;
+  /** Set when the channel could not run (the search went on without it). */
+  error?: string;
+}
+
+export interface RerankReport {
+  requested: boolean;
+  applied: boolean;
+  /** Why the fused order was kept, when rerank was asked for and not applied. */
+  reason: string | null;
+  ms: number;
+}
+
+export interface SearchOutcome {
+  hits: SearchHitResult[];
+  neighbors: GraphNeighbor[];
+  channels: ChannelStat[];
+  rerank: RerankReport;
+}
+
+/**
+ * Candidates each channel returns: filters apply on top of HNSW, so the pool is wider than k,
+ * and wider again with more namespaces (they share one index).
+ */
+export function candidatePool(k: number, namespaceCount: number): number {
+  return Math.max(20, k * Math.max(2, namespaceCount));
+}
+
+/** Which channels a mode runs (and the settings' `enabled` flags narrow further). */
+export const MODE_CHANNELS: Readonly<Record<SearchMode, readonly ('vector' | 'lexical' | 'exact')[]>> = {
+  HYBRID: ['vector', 'lexical', 'exact'],
+  VECTOR: ['vector'],
+  LEXICAL: ['lexical', 'exact'],
+};
+
+export async function search(ctx: RetrievalContext, request: SearchRequest): Promise<SearchOutcome> {
+  const s = request.settings;
+  const filter: ChunkFilter = {
+    ...NO_FILTERS,
+    ...request.filters,
+    namespaces: request.namespaces,
+    visibleScopes: ctx.visibleScopes,
+  };
+  const query = request.query.trim();
+  const stats: ChannelStat[] = [];
+  const rerankWanted = request.rerank === true;
+  const poolSize = rerankWanted ? Math.max(s.rerank.poolSize, request.k) : request.k;
+
+  let ranked: RankedId[];
+  if (query === '') {
+    const listed = await timed(stats, 'list', () => listingChannel(ctx.db, { filter, limit: request.k }));
+    ranked = listed.map((c, rank) => ({
+      id: candidateId(c),
+      rrf: 0,
+      score: 0,
+      exactIdBonus: 0,
+      channels: [{ channel: 'list', rank, score: null }],
+    }));
+  } else {
+    const lists = await runChannels(ctx, request, filter, query, stats);
+    ranked = fuseLists(lists, s);
+  }
+
+  const head = ranked.slice(0, poolSize);
+  const rows = await ctx.loadChunks(head.map((r) => parseCandidateId(r.id)));
+  const found = head
+    .map((r, i) => ({ ...r, chunk: rows[i] ?? null }))
+    .filter((r): r is RankedId & { chunk: ChunkRow } => r.chunk !== null);
+
+  const neighbors =
+    s.graph.enabled && request.hops > 0 && found.length > 0
+      ? await timed(stats, 'graph', () =>
+          graphChannel(ctx.db, {
+            seeds: distinctNodes(found.slice(0, Math.min(request.k, s.graph.seeds)).map((r) => r.chunk)),
+            namespaces: request.namespaces,
+            visibleScopes: ctx.visibleScopes,
+            hops: request.hops,
+            maxNodes: s.graph.maxNodes,
+            maxEdgesPerNode: s.graph.maxEdgesPerNode,
+          }),
+        )
+      : [];
+
+  const report: RerankReport = { requested: rerankWanted, applied: false, reason: null, ms: 0 };
+  let hits: SearchHitResult[] = found.slice(0, request.k).map((r) => toHit(r, null));
+  if (rerankWanted && found.length > 0) {
+    hits = await rerankHits(ctx, request, found, neighbors, report);
+  }
+  return { hits, neighbors, channels: stats, rerank: report };
+}
+
+interface RankedId {
+  id: string;
+  rrf: number;
+  score: number;
+  exactIdBonus: number;
+  channels: ChannelHit[];
+}
+
+type ChannelLists = Map<string, ChunkCandidate[]>;
+
+async function runChannels(
+  ctx: RetrievalContext,
+  request: SearchRequest,
+  filter: ChunkFilter,
+  query: string,
+  stats: ChannelStat[],
+): Promise<{ lists: ChannelLists; exact: Map<string, number> }> {
+  const s = request.settings;
+  const pool = candidatePool(request.k, request.namespaces.length);
+  const wanted = new Set(MODE_CHANNELS[request.mode]);
+  const lists: ChannelLists = new Map();
+  const exact = new Map<string, number>();
+  const tasks: Promise<void>[] = [];
+
+  if (wanted.has('vector') && s.vector.enabled) {
+    tasks.push(
+      (async () => {
+        let embedding: number[];
+        const started = performance.now();
+        try {
+          [embedding] = (await ctx.embedder.embed([query])) as [number[]];
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          stats.push({ channel: 'embed', candidates: 0, ms: elapsedMs(started), error: message });
+          // Alone, the vector channel is the search; in a hybrid the other channels carry on.
+          if (request.mode === 'VECTOR')
+            throw new MemgateError('UNAVAILABLE', 'The embedding model is unavailable.');
+          return;
+        }
+        stats.push({ channel: 'embed', candidates: 1, ms: elapsedMs(started) });
+        const found = await timed(stats, 'vector', () =>
+          vectorChannel(ctx.db, {
+            filter,
+            embedding,
+            limit: pool,
+            efSearch: Math.max(s.vector.efSearch, pool),
+          }),
+        );
+        lists.set('vector', found);
+      })(),
+    );
+  }
+  if (wanted.has('lexical') && s.lexical.enabled) {
+    tasks.push(
+      timed(stats, 'lexical', () =>
+        lexicalChannel(ctx.db, {
+          filter,
+          query,
+          limit: pool,
+          k1: s.lexical.k1,
+          b: s.lexical.b,
+          maxTerms: s.lexical.maxTerms,
+          prefilter: null,
+        }),
+      ).then((found) => {
+        lists.set('lexical', found);
+      }),
+    );
+  }
+  const identifiers =
+    wanted.has('exact') && s.exact.enabled ? extractIdentifiers(query, s.exact.maxTokens) : [];
+  if (identifiers.length > 0) {
+    tasks.push(
+      timed(stats, 'exact', () => exactChannel(ctx.db, { filter, tokens: identifiers, limit: pool })).then(
+        (found) => {
+          lists.set('exact', found);
+          for (const c of found) if (c.exactMatches > 0) exact.set(candidateId(c), c.exactMatches);
+        },
+      ),
+    );
+  }
+  await Promise.all(tasks);
+  return { lists, exact };
+}
+
+function fuseLists(
+  { lists, exact }: { lists: ChannelLists; exact: Map<string, number> },
+  s: RetrievalSettings,
+): RankedId[] {
+  const input = new Map<string, RankedCandidate[]>();
+  for (const [channel, list] of lists)
+    input.set(
+      channel,
+      list.map((c) => ({ id: candidateId(c), score: c.score })),
+    );
+  const fused = fuse(input, fusionWeights(s), s.rrfK);
+  // Stable sort: equal scores keep fuse()'s deterministic order.
+  return fused
+    .map((f) => {
+      const exactIdBonus = scoreBonuses({ exactId: exact.has(f.id) }).exactId;
+      return { id: f.id, rrf: f.rrf, score: f.rrf + exactIdBonus, exactIdBonus, channels: f.channels };
+    })
+    .sort((a, b) => b.score - a.score);
+}
+
+async function rerankHits(
+  ctx: RetrievalContext,
+  request: SearchRequest,
+  found: (RankedId & { chunk: ChunkRow })[],
+  neighbors: GraphNeighbor[],
+  report: RerankReport,
+): Promise<SearchHitResult[]> {
+  const s = request.settings;
+  // The pool: fused hits ∪ neighbours with text, one candidate per node.
+  const pool = found.slice(0, Math.max(s.rerank.poolSize, request.k));
+  const nodes = new Set(pool.map((r) => nodeId(r.chunk)));
+  const extra = neighbors.filter((n) => n.chunkId !== null && !nodes.has(`${n.namespace}\u0000${n.key}`));
+  const extraRows = extra.length
+    ? await ctx.loadChunks(extra.map((n) => ({ namespace: n.namespace, chunkId: n.chunkId as number })))
+    : [];
+  extra.forEach((n, i) => {
+    const chunk = extraRows[i];
+    if (!chunk || nodes.has(nodeId(chunk))) return;
+    nodes.add(nodeId(chunk));
+    const rank = neighbors.indexOf(n);
+    const rrf = s.graph.weight / (s.rrfK + rank + 1);
+    pool.push({
+      id: candidateId(chunk),
+      rrf,
+      score: rrf,
+      exactIdBonus: 0,
+      channels: [{ channel: 'graph', rank, score: n.support }],
+      chunk,
+    });
+  });
+
+  const outcome = await rerank(
+    ctx.llm,
+    request.query,
+    pool.map((r) => ({ id: r.id, text: (ctx.maskText ?? identity)(rerankText(r.chunk)) })),
+    { timeoutMs: s.rerank.timeoutMs, charsPerCandidate: s.rerank.charsPerCandidate },
+  );
+  report.ms = outcome.ms;
+  if (!outcome.ok) {
+    report.reason = outcome.reason;
+    return found.slice(0, request.k).map((r) => toHit(r, null));
+  }
+  report.applied = true;
+  const byId = new Map(pool.map((r) => [r.id, r]));
+  return applyRerank(
+    pool.map((r) => r.id),
+    outcome.scores,
+  )
+    .slice(0, request.k)
+    .map((id) => toHit(byId.get(id)!, outcome.scores.get(id) ?? null));
+}
+
+const identity = (text: string) => text;
+
+function rerankText(c: ChunkRow): string {
+  const label = [c.title, c.heading].filter((x) => x && x.trim() !== '').join(' — ');
+  return label ? `${label}\n${c.text}` : c.text;
+}
+
+function toHit(r: RankedId & { chunk: ChunkRow }, rerankScore: number | null): SearchHitResult {
+  return {
+    chunk: r.chunk,
+    score: r.score,
+    rrf: r.rrf,
+    exactIdBonus: r.exactIdBonus,
+    rerankScore,
+    channels: r.channels,
+  };
+}
+
+function nodeId(c: ChunkRow): string {
+  return `${c.namespace}\u0000${c.nodeKey}`;
+}
+
+function distinctNodes(chunks: ChunkRow[]): { namespace: string; key: string }[] {
+  const seen = new Set<string>();
+  const out: { namespace: string; key: string }[] = [];
+  for (const c of chunks) {
+    if (seen.has(nodeId(c))) continue;
+    seen.add(nodeId(c));
+    out.push({ namespace: c.namespace, key: c.nodeKey });
+  }
+  return out;
+}
+
+async function timed<T extends unknown[]>(
+  stats: ChannelStat[],
+  channel: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  const started = performance.now();
+  const result = await run();
+  stats.push({ channel, candidates: result.length, ms: elapsedMs(started) });
+  return result;
+}
+
+function elapsedMs(started: number): number {
+  return Math.round((performance.now() - started) * 100) / 100;
+}

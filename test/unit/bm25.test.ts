@@ -1,0 +1,327 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.js';
+import { lexicalChannel } from '../../src/retrieval/channels/lexical.js';
+import { NO_FILTERS } from '../../src/retrieval/channels/filters.js';
+import { type ChunkWrite, replaceChunks } from '../../src/store/chunk-store.js';
+import { openTestDatabase } from '../helpers/test-database.js';
+
+// Okapi BM25 in SQL (lexical channel) checked against a plain implementation of the formula
+// over the same lexemes, and the trigger-maintained postings/statistics against a recount.
+
+const K1 = 1.2;
+const B = 0.75;
+
+function chunk(order: number, text: string): ChunkWrite {
+  return {
+    order,
+    kind: 'note',
+    title: null,
+    heading: null,
+    text,
+    searchText: text,
+    sourcePath: null,
+    meta: {},
+    scopes: [],
+    visibility: [],
+    observationId: null,
+    occurredAt: null,
+    pii: false,
+    piiCategories: [],
+    embedding: null,
+  };
+}
+
+const filter = (namespaces: string[]) => ({ ...NO_FILTERS, namespaces, visibleScopes: null });
+
+async function lexemes(db: Database, cfg: string, text: string): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ lexeme: string; tf: number }>(
+    `SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf FROM unnest(to_tsvector($1::regconfig, $2))`,
+    [cfg, text],
+  );
+  return new Map(rows.map((r) => [r.lexeme, Number(r.tf)]));
+}
+
+/** Textbook BM25 over documents given as lexeme → tf maps. */
+function referenceBm25(docs: Map<string, number>[], query: Set<string>): number[] {
+  const n = docs.length;
+  const lengths = docs.map((d) => [...d.values()].reduce((a, b) => a + b, 0));
+  const avgdl = lengths.reduce((a, b) => a + b, 0) / n;
+  return docs.map((d, i) => {
+    let score = 0;
+    for (const term of query) {
+      const tf = d.get(term);
+      if (!tf) continue;
+      const df = docs.filter((x) => x.has(term)).length;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      score += (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * lengths[i]!) / avgdl));
+    }
+    return score;
+  });
+}
+
+const TEXTS = [
+  'Caroline went to the LGBTQ support group yesterday and it was powerful.',
+  'Melanie painted a sunrise over the lake last year.',
+  'The support group meets every Tuesday; Caroline says the group helped her a lot.',
+  'Deploys fail with error E1234 when the connection pool is exhausted.',
+  'Melanie and her kids went camping by the lake, and the kids loved the lake.',
+  'A short note.',
+];
+
+describe('BM25 lexical channel', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openTestDatabase();
+    await replaceChunks(
+      db,
+      'bm',
+      'notes',
+      TEXTS.map((t, i) => chunk(i, t)),
+    );
+    await replaceChunks(db, 'other', 'notes', [
+      chunk(0, 'Caroline support group support group support group'),
+    ]);
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('scores exactly Okapi BM25 (k1 1.2, b 0.75) with df, N and avgdl of the namespace only', async () => {
+    const query = 'Did Caroline find the support group at the lake helpful?';
+    const docs = await Promise.all(TEXTS.map((t) => lexemes(db, 'english', t)));
+    const q = new Set((await lexemes(db, 'english', query)).keys());
+    const expected = referenceBm25(docs, q);
+    const got = await lexicalChannel(db, {
+      filter: filter(['bm']),
+      query,
+      limit: 10,
+      k1: K1,
+      b: B,
+      maxTerms: 64,
+      prefilter: null,
+    });
+    const { rows } = await db.query<{ chunkId: number; ord: number }>(
+      `SELECT chunk_id AS "chunkId", ord FROM chunks WHERE namespace = 'bm'`,
+    );
+    const ordOf = new Map(rows.map((r) => [Number(r.chunkId), r.ord]));
+    expect(got.length).toBe(expected.filter((s) => s > 0).length);
+    for (const hit of got) expect(hit.score).toBeCloseTo(expected[ordOf.get(hit.chunkId)!]!, 9);
+    // Best first; the other namespace's chunk (which would score highest) is never a candidate.
+    const scores = got.map((h) => h.score!);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(got.every((h) => h.namespace === 'bm')).toBe(true);
+  });
+
+  it('honours k1 and b', async () => {
+    const query = 'lake kids';
+    const docs = await Promise.all(TEXTS.map((t) => lexemes(db, 'english', t)));
+    const q = new Set((await lexemes(db, 'english', query)).keys());
+    for (const [k1, b] of [
+      [0.5, 0],
+      [2, 1],
+    ] as const) {
+      const n = docs.length;
+      const lengths = docs.map((d) => [...d.values()].reduce((a, c) => a + c, 0));
+      const avgdl = lengths.reduce((a, c) => a + c, 0) / n;
+      const expected = docs.map((d, i) => {
+        let s = 0;
+        for (const term of q) {
+          const tf = d.get(term);
+          if (!tf) continue;
+          const df = docs.filter((x) => x.has(term)).length;
+          s +=
+            (Math.log(1 + (n - df + 0.5) / (df + 0.5)) * tf * (k1 + 1)) /
+            (tf + k1 * (1 - b + (b * lengths[i]!) / avgdl));
+        }
+        return s;
+      });
+      const got = await lexicalChannel(db, {
+        filter: filter(['bm']),
+        query,
+        limit: 10,
+        k1,
+        b,
+        maxTerms: 64,
+        prefilter: null,
+      });
+      expect(got[0]!.score).toBeCloseTo(Math.max(...expected), 9);
+    }
+  });
+
+  it('never raises on hostile query text and finds what the words say', async () => {
+    const hostile = [
+      `"support group" & | ! <-> :* ( ) ' '' \\ %_ --`,
+      `caroline' OR 1=1; DROP TABLE chunks; --`,
+      '🙂🙂 support 🏳️‍🌈 group 日本語',
+      'a:* & !b | (c <-> d)',
+      '!!!',
+      '',
+      '   ',
+      `${'support group '.repeat(800)}`, // ~11 KB
+      'x'.repeat(10_000),
+    ];
+    for (const query of hostile) {
+      const got = await lexicalChannel(db, {
+        filter: filter(['bm']),
+        query,
+        limit: 5,
+        k1: K1,
+        b: B,
+        maxTerms: 64,
+        prefilter: null,
+      });
+      expect(Array.isArray(got)).toBe(true);
+    }
+    const [top] = await lexicalChannel(db, {
+      filter: filter(['bm']),
+      query: hostile[0]!,
+      limit: 5,
+      k1: K1,
+      b: B,
+      maxTerms: 64,
+      prefilter: null,
+    });
+    expect(top).toBeDefined();
+  });
+
+  it('scores only the rarest maxTerms lexemes of a long query', async () => {
+    const query = 'the group support caroline melanie lake kids e1234';
+    const all = await lexicalChannel(db, {
+      filter: filter(['bm']),
+      query,
+      limit: 10,
+      k1: K1,
+      b: B,
+      maxTerms: 64,
+      prefilter: null,
+    });
+    const one = await lexicalChannel(db, {
+      filter: filter(['bm']),
+      query,
+      limit: 10,
+      k1: K1,
+      b: B,
+      maxTerms: 1,
+      prefilter: null,
+    });
+    expect(all.length).toBeGreaterThan(1);
+    // e1234 occurs once: the rarest lexeme alone finds one chunk.
+    expect(one).toHaveLength(1);
+  });
+
+  it('keeps postings and statistics equal to a recount through rewrites and deletes', async () => {
+    const recount = async (ns: string) => {
+      const stats = await db.query<{ docs: number; len: number }>(
+        `SELECT doc_count AS docs, total_len AS len FROM lexical_stats WHERE namespace = $1`,
+        [ns],
+      );
+      const truth = await db.query<{ docs: number; len: number }>(
+        `SELECT count(*)::int AS docs, coalesce(sum(l.tf), 0)::int AS len FROM (
+           SELECT c.chunk_id, sum(coalesce(array_length(x.positions, 1), 1)) AS tf
+           FROM chunks c, unnest(c.tsv) x WHERE c.namespace = $1 GROUP BY c.chunk_id) l`,
+        [ns],
+      );
+      const postings = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM chunk_postings p WHERE p.namespace = $1 AND NOT EXISTS (
+           SELECT 1 FROM chunks c, unnest(c.tsv) x WHERE c.namespace = p.namespace AND c.chunk_id = p.chunk_id
+             AND x.lexeme = p.lexeme AND coalesce(array_length(x.positions, 1), 1) = p.tf)`,
+        [ns],
+      );
+      const expectedPostings = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM chunks c, unnest(c.tsv) x WHERE c.namespace = $1`,
+        [ns],
+      );
+      const actualPostings = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM chunk_postings WHERE namespace = $1`,
+        [ns],
+      );
+      return {
+        stats: { docs: Number(stats.rows[0]?.docs ?? 0), len: Number(stats.rows[0]?.len ?? 0) },
+        truth: { docs: Number(truth.rows[0]!.docs), len: Number(truth.rows[0]!.len) },
+        stray: Number(postings.rows[0]!.n),
+        postings: [Number(actualPostings.rows[0]!.n), Number(expectedPostings.rows[0]!.n)],
+      };
+    };
+    const ns = 'churn';
+    await replaceChunks(db, ns, 'a', [chunk(0, 'alpha beta gamma'), chunk(1, 'beta beta delta')]);
+    await replaceChunks(db, ns, 'b', [chunk(0, 'gamma epsilon')]);
+    await replaceChunks(db, ns, 'a', [chunk(0, 'zeta eta theta iota')]); // rewrite
+    await db.query(
+      `UPDATE chunks SET search_text = 'epsilon epsilon kappa' WHERE namespace = $1 AND node_key = 'b'`,
+      [ns],
+    );
+    await db.query(`UPDATE chunks SET meta = '{"x":1}' WHERE namespace = $1`, [ns]); // no text change
+    let r = await recount(ns);
+    expect(r.stats).toEqual(r.truth);
+    expect(r.stray).toBe(0);
+    expect(r.postings[0]).toBe(r.postings[1]);
+    await db.query(`DELETE FROM chunks WHERE namespace = $1 AND node_key = 'a'`, [ns]);
+    r = await recount(ns);
+    expect(r.stats).toEqual(r.truth);
+    expect(r.postings[0]).toBe(r.postings[1]);
+    // And the channel ranks with the updated text.
+    const got = await lexicalChannel(db, {
+      filter: filter([ns]),
+      query: 'kappa',
+      limit: 5,
+      k1: K1,
+      b: B,
+      maxTerms: 64,
+      prefilter: null,
+    });
+    expect(got).toHaveLength(1);
+    expect(
+      await lexicalChannel(db, {
+        filter: filter([ns]),
+        query: 'zeta',
+        limit: 5,
+        k1: K1,
+        b: B,
+        maxTerms: 64,
+        prefilter: null,
+      }),
+    ).toEqual([]);
+  });
+
+  it("uses each namespace's text search configuration for the query", async () => {
+    await db.query(
+      `INSERT INTO namespace_settings (namespace, ts_config) VALUES ('plain', 'simple')
+       ON CONFLICT (namespace) DO UPDATE SET ts_config = excluded.ts_config`,
+    );
+    await replaceChunks(
+      db,
+      'plain',
+      'n',
+      [chunk(0, 'they were running fast'), chunk(1, 'a long run')],
+      'simple',
+    );
+    await replaceChunks(
+      db,
+      'stemmed',
+      'n',
+      [chunk(0, 'they were running fast'), chunk(1, 'a long run')],
+      'english',
+    );
+    const simple = await lexicalChannel(db, {
+      filter: filter(['plain']),
+      query: 'running',
+      limit: 5,
+      k1: K1,
+      b: B,
+      maxTerms: 64,
+      prefilter: null,
+    });
+    const english = await lexicalChannel(db, {
+      filter: filter(['stemmed']),
+      query: 'running',
+      limit: 5,
+      k1: K1,
+      b: B,
+      maxTerms: 64,
+      prefilter: null,
+    });
+    // `simple` keeps "running" as is (and "were" is no stop word there); english stems it to "run".
+    expect(simple).toHaveLength(1);
+    expect(english).toHaveLength(2);
+  });
+});
