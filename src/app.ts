@@ -1,3 +1,4 @@
+import { createTokenAuthenticator } from './auth/authenticate.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { openDatabase } from './db/open-database.js';
@@ -20,6 +21,10 @@ export async function createApp(
   options: ServerOptions & { db?: Database; embedder?: Embedder; logger?: Logger } = {},
 ): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
+  // With a tokens file every request needs a bearer token; a broken file stops start-up here.
+  const authenticate =
+    options.authenticate ??
+    (config.tokensFile ? await createTokenAuthenticator(config.tokensFile, { logger }) : undefined);
   const embedder =
     options.embedder ??
     (await createEmbedder(config.embedder, {
@@ -37,7 +42,7 @@ export async function createApp(
     throw error;
   }
   const deps: AppDeps = { db, config, embedder, logger };
-  const gateway = createGateway(deps, options);
+  const gateway = createGateway(deps, { ...options, authenticate });
   return {
     deps,
     gateway,

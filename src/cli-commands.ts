@@ -2,3 +2,4 @@
 // `registerCommand` from ./cli-registry.js (importing ./cli.js from a command deadlocks).
 import './cli/import-command.js';
 import './cli/reindex-command.js';
+import './auth/token-command.js';

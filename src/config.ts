@@ -30,6 +30,11 @@ const envSchema = z.object({
     .int()
     .min(1024)
     .default(8 * 1024 * 1024),
+  MEMGATE_MAX_DEPTH: z.coerce.number().int().min(2).max(100).default(12),
+  MEMGATE_MAX_ALIASES: z.coerce.number().int().min(0).max(1000).default(30),
+  MEMGATE_MAX_COST: z.coerce.number().int().min(10).default(20_000),
+  MEMGATE_MAX_LIST_SIZE: z.coerce.number().int().min(1).default(1000),
+  MEMGATE_PERSISTED_OPERATIONS: z.string().min(1).optional(),
 });
 
 export type EnvInput = Record<string, string | undefined>;
@@ -51,6 +56,11 @@ export interface Config {
   traceRetentionDays: number;
   charsPerToken: number;
   maxBodyBytes: number;
+  maxDepth: number;
+  maxAliases: number;
+  maxCost: number;
+  maxListSize: number;
+  persistedOperations: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -84,6 +94,11 @@ export function parseConfig(env: EnvInput): Config {
     traceRetentionDays: e.MEMGATE_TRACE_RETENTION_DAYS,
     charsPerToken: e.MEMGATE_CHARS_PER_TOKEN,
     maxBodyBytes: e.MEMGATE_MAX_BODY_BYTES,
+    maxDepth: e.MEMGATE_MAX_DEPTH,
+    maxAliases: e.MEMGATE_MAX_ALIASES,
+    maxCost: e.MEMGATE_MAX_COST,
+    maxListSize: e.MEMGATE_MAX_LIST_SIZE,
+    persistedOperations: e.MEMGATE_PERSISTED_OPERATIONS,
   };
 }
 
@@ -105,4 +120,9 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
   ['MEMGATE_TRACE_RETENTION_DAYS', '30', 'context traces older than this are pruned'],
   ['MEMGATE_CHARS_PER_TOKEN', '3', 'token estimate = ceil(characters / this)'],
   ['MEMGATE_MAX_BODY_BYTES', '8388608', 'largest accepted request body'],
+  ['MEMGATE_MAX_DEPTH', '12', 'deepest field nesting of an operation (LIMIT_EXCEEDED beyond)'],
+  ['MEMGATE_MAX_ALIASES', '30', 'aliased fields per operation, fragments expanded'],
+  ['MEMGATE_MAX_COST', '20000', 'estimated objects per operation (lists × page sizes)'],
+  ['MEMGATE_MAX_LIST_SIZE', '1000', 'longest list in any argument (ids, batch items…)'],
+  ['MEMGATE_PERSISTED_OPERATIONS', '(unset)', 'JSON file of allowed operations; others are refused'],
 ];

@@ -33,16 +33,25 @@ export function createHttpServer(options: HttpOptions): Server {
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > maxBodyBytes) {
       req.resume();
+      res.setHeader('connection', 'close');
       return sendJson(res, 413, {
         errors: [
           { message: `Request body exceeds ${maxBodyBytes} bytes.`, extensions: { code: 'LIMIT_EXCEEDED' } },
         ],
       });
     }
+    // The body is read here, bounded, before yoga sees the request: a chunked body cannot slip
+    // past the limit, and plugins may await (authentication) without losing body chunks.
+    const chunks: Buffer[] = [];
     let received = 0;
+    let refused = false;
     req.on('data', (chunk: Buffer) => {
+      if (refused) return;
       received += chunk.length;
-      if (received > maxBodyBytes && !res.headersSent) {
+      if (received > maxBodyBytes) {
+        refused = true;
+        chunks.length = 0;
+        res.setHeader('connection', 'close');
         sendJson(res, 413, {
           errors: [
             {
@@ -51,10 +60,20 @@ export function createHttpServer(options: HttpOptions): Server {
             },
           ],
         });
-        req.destroy();
+        res.on('finish', () => req.destroy());
+        return;
       }
+      chunks.push(chunk);
     });
-    void gateway.handle(req, res);
+    req.on('error', () => {
+      refused = true;
+    });
+    req.on('end', () => {
+      if (refused) return;
+      // whatwg-node uses a pre-read `body` as the request body instead of the (consumed) stream.
+      if (received > 0) (req as IncomingMessage & { body?: Buffer }).body = Buffer.concat(chunks);
+      void gateway.handle(req, res);
+    });
   });
 }
 

@@ -1,18 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
+import { assertBindAllowed } from './auth/local-mode.js';
 import type { Config } from './config.js';
 import { createHttpServer } from './http.js';
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
 /** Starts the gateway and keeps it up until SIGTERM/SIGINT, then drains and closes the pool. */
 export async function serve(config: Config): Promise<void> {
-  if (!config.tokensFile && !LOOPBACK.has(config.host) && !config.host.startsWith('127.')) {
-    throw new Error(
-      `Refusing to bind ${config.host} in local mode (no MEMGATE_TOKENS_FILE): local mode serves one ` +
-        'full-access principal and may only listen on loopback. Configure tokens or use MEMGATE_HOST=127.0.0.1.',
-    );
-  }
+  assertBindAllowed(config);
   const app = await createApp(config);
   const { logger } = app.deps;
   const server = createHttpServer({
@@ -26,6 +20,7 @@ export async function serve(config: Config): Promise<void> {
   logger.info('memgate listening', {
     url: `http://${config.host}:${port}/graphql`,
     backend: app.deps.db.backend,
+    auth: config.tokensFile ? 'tokens' : 'local (loopback only)',
     embedder: app.deps.embedder.model,
   });
 

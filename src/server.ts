@@ -1,13 +1,21 @@
 import { type Plugin, createYoga, useExecutionCancellation } from 'graphql-yoga';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
-import { LOCAL_PRINCIPAL, type Principal } from './auth/principal.js';
+import {
+  type Authenticate,
+  authenticatedPrincipal,
+  localAuthenticate,
+  useAuthentication,
+} from './auth/authenticate.js';
+import { bindRequestPrincipal } from './auth/request-principal.js';
 import { type Context, createContext } from './context.js';
 import { errorFields } from './logger.js';
 import { schema } from './schema/index.js';
+import { securityPlugins } from './security/index.js';
+import { installPiiMasking } from './security/pii-masking.js';
 import type { AppDeps } from './services/request-scope.js';
 
-export type Authenticate = (request: Request) => Promise<Principal> | Principal;
+export type { Authenticate } from './auth/authenticate.js';
 
 export interface ServerOptions {
   /** Resolves the principal of a request; defaults to the local full-access principal. */
@@ -69,15 +77,17 @@ function withCode(error: GraphQLError | Error): GraphQLError {
 }
 
 export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
-  const authenticate = options.authenticate ?? (() => LOCAL_PRINCIPAL);
+  const authenticate = options.authenticate ?? localAuthenticate;
   return createYoga<Record<string, unknown>, Context>({
-    schema,
+    // Every String/JSON output field masks PII for principals without `pii` (SECURITY.md).
+    schema: installPiiMasking(schema),
     graphqlEndpoint: '/graphql',
     landingPage: false,
     graphiql: deps.config.production ? false : { title: 'memgate', defaultQuery: DEFAULT_QUERY },
     renderGraphiQL,
     logging: false,
-    context: async ({ request }) => createContext(deps, await authenticate(request)),
+    // Authenticated in onRequestParse (useAuthentication); each request gets its own principal.
+    context: ({ request }) => createContext(deps, bindRequestPrincipal(authenticatedPrincipal(request))),
     maskedErrors: {
       maskError: (error, message) => {
         // Duck-typed: yoga and our code may load different copies of graphql's GraphQLError.
@@ -85,12 +95,19 @@ export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
         if (isGraphQLErrorLike(error) && (!original || hasCode(original))) {
           return error as GraphQLError;
         }
+        // graphql's own input coercion (a variable of the wrong type, an Int out of range, an
+        // unknown enum value) throws an uncoded GraphQLError: that is the caller's input.
+        if (isGraphQLErrorLike(error) && isGraphQLErrorLike(original)) {
+          return withCode(error as GraphQLError);
+        }
         deps.logger.error('unexpected error', errorFields(original ?? error));
         const path = isGraphQLErrorLike(error) ? (error as GraphQLError).path : undefined;
         return new GraphQLError(message, { path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
       },
     },
     plugins: [
+      useAuthentication(authenticate, deps.logger),
+      ...securityPlugins(deps),
       useExecutionCancellation(),
       useErrorCodes(),
       ...(deps.config.traceSql ? [useSqlTrace()] : []),

@@ -1,11 +1,15 @@
 import { forbidden } from '../errors.js';
+import { requestRecord } from './request-principal.js';
 
 /** Who is asking: which namespaces they may read and write, which visibility scopes they hold. */
 export interface Principal {
   id: string;
   read: string[];
   write: string[];
-  /** Visibility scopes the principal holds; null means every scope (local mode, admins). */
+  /**
+   * Visibility scopes the principal holds; null means every scope (local mode, or `"*"` in the
+   * tokens file). `admin` does not widen scopes.
+   */
   scopes: string[] | null;
   pii: boolean;
   admin: boolean;
@@ -43,8 +47,13 @@ export function canWrite(principal: Principal, namespace: string): boolean {
   return principal.write.some((g) => globMatches(g, namespace));
 }
 
+/**
+ * Checked before any SQL runs, so a namespace the principal may not read answers FORBIDDEN
+ * whether or not it exists, in the same time, with the same message.
+ */
 export function assertCanRead(principal: Principal, namespace: string): void {
   if (!canRead(principal, namespace)) throw forbidden(`You may not read namespace "${namespace}".`);
+  requestRecord(principal)?.namespacesRead.add(namespace);
 }
 
 export function assertCanWrite(principal: Principal, namespace: string): void {

@@ -34,6 +34,7 @@ import './types/timeline.js';
 import './types/domain-pack.js';
 import './types/snapshot.js';
 import './types/typed-context.js';
+import './types/audit-entry.js';
 
 export const schema = builder.toSchema({ sortSchema: false });
 

@@ -1,3 +1,4 @@
+import { AuditService } from './audit-service.js';
 import { DocumentService } from './document-service.js';
 import { DomainPackService } from './domain-pack-service.js';
 import { EntityService } from './entity-service.js';
@@ -21,6 +22,7 @@ export interface Services {
   domainPacks: DomainPackService;
   snapshots: SnapshotService;
   typedContext: TypedContextService;
+  audit: AuditService;
 }
 
 export function createServices(scope: RequestScope): Services {
@@ -35,5 +37,6 @@ export function createServices(scope: RequestScope): Services {
     domainPacks: new DomainPackService(scope),
     snapshots: new SnapshotService(scope),
     typedContext: new TypedContextService(scope),
+    audit: new AuditService(scope),
   };
 }

@@ -1,0 +1,252 @@
+/**
+ * Time windows named in a query ("last week", "in May 2023", "before 8 May 2023", "recently"),
+ * resolved against a reference time the caller gives — never the server clock. All calendar
+ * arithmetic is in UTC. `since` is inclusive, `until` exclusive; null means open.
+ */
+
+export type TimeWindowKind = 'RECENT' | 'RANGE' | 'BEFORE' | 'AFTER';
+
+export interface TimeWindow {
+  kind: TimeWindowKind;
+  since: Date | null;
+  until: Date | null;
+  /** The words of the query the window was read from. */
+  phrase: string;
+}
+
+const DAY = 86_400_000;
+/** "recently" / "lately": the last 14 days. */
+export const RECENT_DAYS = 14;
+
+const MONTHS: Record<string, number> = {
+  january: 0,
+  jan: 0,
+  february: 1,
+  feb: 1,
+  march: 2,
+  mar: 2,
+  april: 3,
+  apr: 3,
+  may: 4,
+  june: 5,
+  jun: 5,
+  july: 6,
+  jul: 6,
+  august: 7,
+  aug: 7,
+  september: 8,
+  sep: 8,
+  sept: 8,
+  october: 9,
+  oct: 9,
+  november: 10,
+  nov: 10,
+  december: 11,
+  dec: 11,
+};
+const MONTH_RE = Object.keys(MONTHS)
+  .sort((a, b) => b.length - a.length)
+  .join('|');
+const UNIT_DAYS: Record<string, number> = { day: 1, week: 7, month: 30, year: 365 };
+const NUMBER_WORDS: Record<string, number> = {
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  couple: 2,
+  few: 3,
+};
+
+const startOfDay = (t: number): number => Math.floor(t / DAY) * DAY;
+const utc = (y: number, m: number, d = 1): Date => new Date(Date.UTC(y, m, d));
+
+/** A date named in text, with the span it covers (a day, a month or a year). */
+interface NamedDate {
+  start: Date;
+  end: Date;
+}
+
+const DATE_PATTERNS = [
+  // 2023-05-08
+  String.raw`\d{4}-\d{2}-\d{2}`,
+  // 8 May 2023 | 8th of May, 2023
+  String.raw`\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:${MONTH_RE})\.?,?\s+\d{4}`,
+  // May 8, 2023 | May 8th 2023
+  String.raw`(?:${MONTH_RE})\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}`,
+  // May 2023
+  String.raw`(?:${MONTH_RE})\.?,?\s+\d{4}`,
+  // 2023
+  String.raw`(?:19|20)\d{2}`,
+];
+const DATE_RE = `(?:${DATE_PATTERNS.join('|')})`;
+
+export function parseNamedDate(text: string): NamedDate | null {
+  const s = text.trim().toLowerCase();
+  let m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  if (m) {
+    const start = utc(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+    return Number.isNaN(start.getTime()) ? null : { start, end: new Date(start.getTime() + DAY) };
+  }
+  m = new RegExp(String.raw`^(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(${MONTH_RE})\.?,?\s+(\d{4})$`).exec(s);
+  if (m) {
+    const start = utc(Number(m[3]), MONTHS[m[2]!]!, Number(m[1]));
+    return { start, end: new Date(start.getTime() + DAY) };
+  }
+  m = new RegExp(String.raw`^(${MONTH_RE})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})$`).exec(s);
+  if (m) {
+    const start = utc(Number(m[3]), MONTHS[m[1]!]!, Number(m[2]));
+    return { start, end: new Date(start.getTime() + DAY) };
+  }
+  m = new RegExp(String.raw`^(${MONTH_RE})\.?,?\s+(\d{4})$`).exec(s);
+  if (m) {
+    const month = MONTHS[m[1]!]!;
+    return { start: utc(Number(m[2]), month), end: utc(Number(m[2]), month + 1) };
+  }
+  m = /^((?:19|20)\d{2})$/.exec(s);
+  if (m) return { start: utc(Number(m[1]), 0), end: utc(Number(m[1]) + 1, 0) };
+  return null;
+}
+
+/** A case-insensitive Unicode regex where `\b` is a word boundary for Cyrillic too. */
+const BOUNDARY = String.raw`(?:(?<![\p{L}\d])(?=[\p{L}\d])|(?<=[\p{L}\d])(?![\p{L}\d]))`;
+function W(source: string): RegExp {
+  return new RegExp(source.replaceAll(String.raw`\b`, BOUNDARY), 'iu');
+}
+
+type Rule = { re: RegExp; resolve: (m: RegExpExecArray, now: number) => Omit<TimeWindow, 'phrase'> | null };
+
+const range = (since: number, until: number): Omit<TimeWindow, 'phrase'> => ({
+  kind: 'RANGE',
+  since: new Date(since),
+  until: new Date(until),
+});
+
+const count = (word: string): number => NUMBER_WORDS[word] ?? Number(word);
+
+// Ordered: the first rule that matches wins, so the more specific phrases come first.
+const RULES: Rule[] = [
+  {
+    re: new RegExp(String.raw`\bbetween\s+(${DATE_RE})\s+and\s+(${DATE_RE})`, 'i'),
+    resolve: (m) => {
+      const a = parseNamedDate(m[1]!);
+      const b = parseNamedDate(m[2]!);
+      return a && b ? range(a.start.getTime(), b.end.getTime()) : null;
+    },
+  },
+  {
+    re: W(String.raw`\b(?:before|prior to|until|earlier than|до)\s+(${DATE_RE})`),
+    resolve: (m) => {
+      const d = parseNamedDate(m[1]!);
+      return d ? { kind: 'BEFORE', since: null, until: d.start } : null;
+    },
+  },
+  {
+    re: W(String.raw`\b(?:after|since|later than|после|с)\s+(${DATE_RE})`),
+    resolve: (m, _now) => {
+      const d = parseNamedDate(m[1]!);
+      if (!d) return null;
+      // "after May 2023" starts once May is over; "since May 2023" includes May.
+      const after = /^(after|later than|после)/i.test(m[0]);
+      return { kind: 'AFTER', since: after ? d.end : d.start, until: null };
+    },
+  },
+  {
+    re: W(String.raw`\b(today|сегодня)\b`),
+    resolve: (_m, now) => range(startOfDay(now), startOfDay(now) + DAY),
+  },
+  {
+    re: W(String.raw`\b(yesterday|вчера)\b`),
+    resolve: (_m, now) => range(startOfDay(now) - DAY, startOfDay(now)),
+  },
+  {
+    re: W(
+      String.raw`\b(?:(?:in|over|during)\s+)?(?:the\s+)?(?:last|past|previous)\s+(\d+|a|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)\s+(day|week|month|year)s?\b`,
+    ),
+    resolve: (m, now) => {
+      const n = count(m[1]!.replace(/ of$/, ''));
+      return range(now - n * UNIT_DAYS[m[2]!.toLowerCase()]! * DAY, now);
+    },
+  },
+  {
+    re: W(
+      String.raw`\b(\d+|a|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few)\s+(day|week|month|year)s?\s+ago\b`,
+    ),
+    resolve: (m, now) => {
+      const n = count(
+        m[1]!.replace(/^a (couple|few) of$|^a few$/, (x) => (x.includes('couple') ? 'couple' : 'few')),
+      );
+      const unit = UNIT_DAYS[m[2]!.toLowerCase()]!;
+      const centre = startOfDay(now - n * unit * DAY);
+      return unit === 1 ? range(centre, centre + DAY) : range(centre - unit * DAY, centre + unit * DAY);
+    },
+  },
+  {
+    re: W(
+      String.raw`\b(?:last|past|previous)\s+(week|month|year)\b|на прошлой неделе|в прошлом месяце|в прошлом году`,
+    ),
+    resolve: (m, now) => {
+      const unit = (
+        m[1] ?? (/недел/i.test(m[0]) ? 'week' : /месяц/i.test(m[0]) ? 'month' : 'year')
+      ).toLowerCase();
+      return range(now - UNIT_DAYS[unit]! * DAY, now);
+    },
+  },
+  {
+    re: W(String.raw`\bthis\s+(week|month|year)\b|на этой неделе|в этом месяце`),
+    resolve: (m, now) => {
+      const unit = (m[1] ?? (/недел/i.test(m[0]) ? 'week' : 'month')).toLowerCase();
+      const d = new Date(now);
+      if (unit === 'week') {
+        const dow = (d.getUTCDay() + 6) % 7; // Monday = 0
+        return range(startOfDay(now) - dow * DAY, now);
+      }
+      if (unit === 'month') return range(utc(d.getUTCFullYear(), d.getUTCMonth()).getTime(), now);
+      return range(utc(d.getUTCFullYear(), 0).getTime(), now);
+    },
+  },
+  {
+    re: W(String.raw`\b(recently|lately|recent|these days|недавно|последнее время)\b`),
+    resolve: (_m, now) => ({
+      kind: 'RECENT',
+      since: new Date(now - RECENT_DAYS * DAY),
+      until: new Date(now),
+    }),
+  },
+  {
+    re: W(String.raw`\b(?:in|on|during|at|from|of|в)\s+(${DATE_RE})\b`),
+    resolve: (m) => {
+      const d = parseNamedDate(m[1]!);
+      return d ? range(d.start.getTime(), d.end.getTime()) : null;
+    },
+  },
+  {
+    re: W(
+      String.raw`\b(\d{4}-\d{2}-\d{2}|(?:${MONTH_RE})\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|\d{1,2}(?:st|nd|rd|th)?\s+(?:${MONTH_RE})\.?,?\s+\d{4})\b`,
+    ),
+    resolve: (m) => {
+      const d = parseNamedDate(m[1]!);
+      return d ? range(d.start.getTime(), d.end.getTime()) : null;
+    },
+  },
+];
+
+/** The first time window named in `query`, resolved against `reference`; null when none. */
+export function extractTimeWindow(query: string, reference: Date): TimeWindow | null {
+  const now = reference.getTime();
+  if (Number.isNaN(now)) throw new Error('the reference time is not a valid date');
+  for (const rule of RULES) {
+    const m = rule.re.exec(query);
+    if (!m) continue;
+    const resolved = rule.resolve(m, now);
+    if (resolved) return { ...resolved, phrase: m[0].trim() };
+  }
+  return null;
+}

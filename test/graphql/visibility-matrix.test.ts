@@ -1,0 +1,483 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { schema } from '../../src/schema/index.js';
+import { type GqlResponse, type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { writeTokensFile } from '../helpers/principals.js';
+
+/**
+ * Principals × read paths. In namespace `acme`, everything scoped `workspace:w1` carries the
+ * word "sapphire"; namespace `other` holds the same keys with the word "emerald". All three
+ * principals may read both namespaces, so only the SQL predicates keep rows apart:
+ *
+ * - nothing of `other` ever appears in an answer about `acme` ("emerald");
+ * - "sapphire" appears for the w1 principal (where the path reaches a w1 row: the positive
+ *   control that keeps this test able to fail) and never for the others;
+ * - the public rows appear for everyone (so "sees nothing" cannot pass by accident).
+ *
+ * Relay ids in answers are decoded before the check, so a hidden row cannot leak as an id.
+ * Adding a read path is one entry in PATHS; a Query field with no entry (and no exemption)
+ * fails the completeness test.
+ */
+
+const W1 = 'sapphire';
+const OTHER_NS = 'emerald';
+
+interface Fixture {
+  secretEntityId: string;
+  hubId: string;
+  secretFactId: string;
+  secretObservationId: string;
+  secretChunkId: string;
+  w1TraceId: string;
+}
+
+interface ReadPath {
+  /** The Query field it exercises (for the completeness check). */
+  field: string;
+  name: string;
+  query: string;
+  variables?: (fx: Fixture) => Record<string, unknown>;
+  /** The w1 principal must see a w1 row here. */
+  w1Sees: boolean;
+  /** Text every principal must see (a public row), when the path lists public rows. */
+  allSee?: string;
+}
+
+const ACME = '"acme"';
+
+const PATHS: ReadPath[] = [
+  {
+    field: 'entity',
+    name: 'entity',
+    query: `{ entity(namespace: ${ACME}, key: "sapphire-ent") { key title attributes } }`,
+    w1Sees: true,
+  },
+  {
+    field: 'entities',
+    name: 'entities',
+    query: `{ entities(namespace: ${ACME}, first: 50) { totalCount edges { node { id key title } } } }`,
+    w1Sees: true,
+    allSee: 'public-ent',
+  },
+  {
+    field: 'node',
+    name: 'node',
+    query: 'query($id: ID!) { node(id: $id) { id ... on Entity { key title } } }',
+    variables: (fx) => ({ id: fx.secretEntityId }),
+    w1Sees: true,
+  },
+  {
+    field: 'nodes',
+    name: 'nodes',
+    query: 'query($ids: [ID!]!) { nodes(ids: $ids) { id ... on Entity { key title } } }',
+    variables: (fx) => ({ ids: [fx.secretEntityId, fx.hubId] }),
+    w1Sees: true,
+    allSee: 'hub',
+  },
+  {
+    field: 'fact',
+    name: 'fact',
+    query:
+      'query($id: String!) { fact(namespace: "acme", factId: $id) { factId predicate subject { key } object { key title } } }',
+    variables: (fx) => ({ id: fx.secretFactId }),
+    w1Sees: true,
+  },
+  {
+    field: 'observation',
+    name: 'observation',
+    query:
+      'query($id: String!) { observation(namespace: "acme", observationId: $id) { observationId content data } }',
+    variables: (fx) => ({ id: fx.secretObservationId }),
+    w1Sees: true,
+  },
+  {
+    field: 'observations',
+    name: 'observations',
+    query: `{ observations(namespace: ${ACME}, first: 50) { totalCount edges { node { id content data } } } }`,
+    w1Sees: true,
+    allSee: 'quokka public note',
+  },
+  {
+    field: 'source',
+    name: 'source',
+    query: `{ source(namespace: ${ACME}, key: "doc:sapphire") { key title content } }`,
+    w1Sees: true,
+  },
+  {
+    field: 'source',
+    name: 'source (public)',
+    query: `{ source(namespace: ${ACME}, key: "doc:public") { key title content } }`,
+    w1Sees: false,
+    allSee: 'quokka public handbook',
+  },
+  {
+    field: 'paths',
+    name: 'paths',
+    query: `{ paths(namespace: ${ACME}, from: "hub", to: "sapphire-ent") { entities { key title } facts { factId } } }`,
+    w1Sees: true,
+  },
+  {
+    field: 'provenance',
+    name: 'provenance',
+    query: 'query($id: ID!) { provenance(id: $id) { steps { kind id label uri metadata } } }',
+    variables: (fx) => ({ id: fx.secretChunkId }),
+    w1Sees: true,
+  },
+  {
+    field: 'timeline',
+    name: 'timeline',
+    query: `{ timeline(namespace: ${ACME}, key: "hub") { edges { node { kind fact { factId object { key title } } observation { content } } } } }`,
+    w1Sees: true,
+    allSee: 'public-ent',
+  },
+  {
+    field: 'search',
+    name: 'search',
+    query: `{ search(input: { namespaces: [${ACME}], query: "quokka handbook", k: 20, hops: 2 }) { context hits { chunk { id text node { key } } } neighbors { entity { key title } } sources { key title } } }`,
+    w1Sees: true,
+    allSee: 'quokka public handbook',
+  },
+  {
+    field: 'search',
+    name: 'search (lexical, exact word)',
+    query: `{ search(input: { namespaces: [${ACME}], query: "sapphire", mode: LEXICAL, k: 20 }) { context hits { chunk { text } } } }`,
+    w1Sees: true,
+  },
+  {
+    field: 'recall',
+    name: 'recall',
+    query: `{ recall(input: { namespaces: [${ACME}], query: "quokka handbook", budget: HIGH }) { context hits { chunk { text } } sources { key } } }`,
+    w1Sees: true,
+    allSee: 'quokka public handbook',
+  },
+  {
+    field: 'ask',
+    name: 'ask',
+    query: `{ ask(input: { namespaces: [${ACME}], question: "quokka handbook", k: 20 }) { answer citations { key title } search { context } } }`,
+    w1Sees: true,
+    allSee: 'quokka public handbook',
+  },
+  {
+    field: 'context',
+    name: 'context',
+    query: `{ context(input: { namespaces: [${ACME}], query: "quokka handbook", anchors: ["hub"], k: 16 }) { text sections { kind items { id kind text title } } sources { key title } budget { dropped { id reason } } } }`,
+    w1Sees: true,
+    allSee: 'quokka public',
+  },
+  {
+    field: 'context',
+    name: 'context (briefing)',
+    query: `{ context(input: { namespaces: [${ACME}], strategy: BRIEFING, anchors: ["hub"], k: 16 }) { text sections { items { id text } } } }`,
+    w1Sees: true,
+  },
+  {
+    field: 'contextTrace',
+    name: 'contextTrace (of a w1 pack)',
+    query:
+      'query($t: String!) { contextTrace(namespace: "acme", traceId: $t) { traceId channels decisions request } }',
+    variables: (fx) => ({ t: fx.w1TraceId }),
+    w1Sees: true,
+  },
+  {
+    field: 'typedContext',
+    name: 'typedContext',
+    query: `{ typedContext(input: { namespaces: [${ACME}], anchors: [{ kind: "person", value: "hub" }], traverse: [{ relation: "knows", direction: OUT }] }) { anchors sections facts { factId object { key } } sources { key } used } }`,
+    w1Sees: true,
+    allSee: 'public-ent',
+  },
+  // Nested reads: every relation of a visible node applies the predicate too.
+  {
+    field: 'entity',
+    name: 'entity.facts',
+    query: `{ entity(namespace: ${ACME}, key: "hub") { facts(first: 50) { totalCount edges { node { factId object { key title } } } } } }`,
+    w1Sees: true,
+    allSee: 'public-ent',
+  },
+  {
+    field: 'entity',
+    name: 'entity.neighbors',
+    query: `{ entity(namespace: ${ACME}, key: "hub") { neighbors(hops: 2) { entity { key title } via { factId } } } }`,
+    w1Sees: true,
+    allSee: 'public-ent',
+  },
+  {
+    field: 'entity',
+    name: 'entity.observations + chunks',
+    query: `{ entity(namespace: ${ACME}, key: "hub") { observations { edges { node { content } } } chunks { edges { node { text } } } } }`,
+    w1Sees: false,
+  },
+  {
+    field: 'fact',
+    name: 'fact.observations',
+    query: 'query($id: String!) { fact(namespace: "acme", factId: $id) { observations { content } } }',
+    variables: (fx) => ({ id: fx.secretFactId }),
+    w1Sees: true,
+  },
+];
+
+/** Query fields that read no namespace rows under visibility scopes, and why. */
+const EXEMPT: Record<string, string> = {
+  auditTrail: 'admin-only log of actions (test/graphql/audit.test.ts)',
+  domainPacks: 'the shared pack registry: schemas, no knowledge rows',
+  namespaceSettings: 'configuration of a namespace, no knowledge rows',
+};
+
+const PRINCIPALS = ['w1', 'none', 'w2'] as const;
+
+/** The answer as text, with every Relay id decoded next to it. */
+function visibleText(value: unknown): string {
+  const text = JSON.stringify(value ?? null);
+  const decoded = [...text.matchAll(/"([A-Za-z0-9+/]{8,}={0,2})"/g)]
+    .map((m) => Buffer.from(m[1]!, 'base64').toString('utf8'))
+    .filter((s) => /^[A-Z][A-Za-z]*:/.test(s));
+  return `${text}\n${decoded.join('\n')}`;
+}
+
+describe('visibility: principals × read paths', () => {
+  let gw: TestGateway;
+  let tokens: Record<string, string>;
+  const fx = {} as Fixture;
+
+  const write = async (query: string, variables: Record<string, unknown>) => {
+    const res = await gw.gql<
+      Record<
+        string,
+        {
+          accepted: number;
+          rejected: number;
+          results: { id: string; key: string; status: string; message: string | null }[];
+        }
+      >
+    >(query, variables, { token: tokens.writer });
+    expect(res.errors).toBeUndefined();
+    const payload = Object.values(res.data!)[0]!;
+    expect(payload.rejected, JSON.stringify(payload.results)).toBe(0);
+    return payload.results;
+  };
+
+  async function seed(ns: string, marker: string): Promise<void> {
+    const secret = ns === 'acme' ? W1 : OTHER_NS;
+    const restricted = ns === 'acme' ? ['workspace:w1'] : [];
+    await write(
+      'mutation($ns: String!, $e: [EntityInput!]!) { upsertEntities(namespace: $ns, entities: $e) { accepted rejected results { id key status message } } }',
+      {
+        ns,
+        e: [
+          { key: 'hub', kind: 'person', title: `Hub ${marker}` },
+          {
+            key: 'public-ent',
+            kind: 'person',
+            title: `Public ${marker}`,
+            attributes: { note: `public ${marker}` },
+          },
+          { key: 'relevance-ent', kind: 'person', title: `Relevance ${marker}`, scopes: ['project:x'] },
+          {
+            key: 'sapphire-ent',
+            kind: 'person',
+            title: `Secret ${secret} ${marker}`,
+            attributes: { code: secret },
+            scopes: [...restricted, 'project:x'],
+          },
+        ],
+      },
+    );
+    const facts = await write(
+      'mutation($ns: String!, $f: [FactInput!]!) { assertFacts(namespace: $ns, facts: $f) { accepted rejected results { id key status message } } }',
+      {
+        ns,
+        f: [
+          { subject: 'hub', predicate: 'knows', object: 'public-ent' },
+          { subject: 'hub', predicate: 'knows', object: 'sapphire-ent', scopes: restricted },
+          { subject: 'public-ent', predicate: 'knows', object: 'relevance-ent' },
+        ],
+      },
+    );
+    const observations = await write(
+      'mutation($ns: String!, $o: [ObservationInput!]!) { recordObservations(namespace: $ns, observations: $o) { accepted rejected results { id key status message } } }',
+      {
+        ns,
+        o: [
+          {
+            source: { system: 'notes', externalId: 'pub-1' },
+            kind: 'note',
+            occurredAt: '2024-03-01T00:00:00Z',
+            content: `quokka public note ${marker}`,
+          },
+          {
+            source: { system: 'notes', externalId: 'sec-1' },
+            kind: 'note',
+            occurredAt: '2024-03-02T00:00:00Z',
+            content: `quokka ${secret} secret note ${marker}`,
+            data: { word: secret },
+            scopes: restricted,
+          },
+        ],
+      },
+    );
+    await write(
+      'mutation($ns: String!, $d: [DocumentInput!]!) { retainDocuments(namespace: $ns, documents: $d) { accepted rejected results { id key status message } } }',
+      {
+        ns,
+        d: [
+          {
+            key: 'doc:public',
+            title: `Public handbook ${marker}`,
+            content: `# Handbook\n\nquokka public handbook ${marker}`,
+          },
+          {
+            key: 'doc:sapphire',
+            title: `Secret handbook ${secret}`,
+            content: `# Handbook\n\nquokka ${secret} handbook ${marker}`,
+            scopes: restricted,
+            links: ['hub'],
+          },
+        ],
+      },
+    );
+    if (ns === 'acme') {
+      // The w1 fact's observation: evidence that only w1 may see.
+      const evidence = await write(
+        'mutation($ns: String!, $f: [FactInput!]!) { assertFacts(namespace: $ns, facts: $f) { accepted rejected results { id key status message } } }',
+        {
+          ns,
+          f: [
+            {
+              subject: 'hub',
+              predicate: 'knows',
+              object: 'sapphire-ent',
+              scopes: restricted,
+              observationIds: [observations[1]!.key],
+            },
+          ],
+        },
+      );
+      fx.secretFactId = evidence[0]!.key ?? facts[1]!.key;
+      fx.secretObservationId = observations[1]!.key;
+    }
+  }
+
+  beforeAll(async () => {
+    const written = writeTokensFile([
+      { id: 'writer', read: ['acme', 'other'], write: ['acme', 'other'], scopes: ['*'] },
+      { id: 'w1', read: ['acme', 'other'], scopes: ['workspace:w1'] },
+      { id: 'none', read: ['acme', 'other'] },
+      { id: 'w2', read: ['acme', 'other'], scopes: ['workspace:w2'] },
+    ]);
+    tokens = written.tokens;
+    gw = await startTestGateway({ MEMGATE_TOKENS_FILE: written.path });
+    // `other` first: acme's rows are then the newer ones everywhere recency matters.
+    await seed('other', OTHER_NS);
+    await seed('acme', 'quokka');
+
+    const ids = await gw.gql<{
+      secret: { id: string; chunks: { edges: { node: { id: string } }[] } };
+      hub: { id: string };
+      doc: { chunks: { edges: { node: { id: string } }[] } };
+      context: { traceId: string; text: string };
+    }>(
+      `{ secret: entity(namespace: "acme", key: "sapphire-ent") { id chunks { edges { node { id } } } }
+         hub: entity(namespace: "acme", key: "hub") { id }
+         doc: entity(namespace: "acme", key: "doc:sapphire") { chunks { edges { node { id } } } }
+         context(input: { namespaces: ["acme"], query: "quokka handbook", anchors: ["hub"], k: 16 }) { traceId text } }`,
+      {},
+      { token: tokens.w1 },
+    );
+    expect(ids.errors).toBeUndefined();
+    fx.secretEntityId = ids.data!.secret.id;
+    fx.hubId = ids.data!.hub.id;
+    fx.secretChunkId = ids.data!.doc.chunks.edges[0]!.node.id;
+    fx.w1TraceId = ids.data!.context.traceId;
+    expect(ids.data!.context.text).toContain(W1);
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('covers every read path of the schema (a new Query field needs a row here)', () => {
+    const fields = Object.keys(schema.getQueryType()!.getFields());
+    const covered = new Set(PATHS.map((p) => p.field));
+    const missing = fields.filter((f) => !covered.has(f) && !(f in EXEMPT));
+    expect(missing).toEqual([]);
+  });
+
+  for (const path of PATHS) {
+    it(`${path.name}: w1 sees its rows, the others never do, and no other namespace appears`, async () => {
+      for (const who of PRINCIPALS) {
+        const res: GqlResponse = await gw.gql(path.query, path.variables?.(fx) ?? {}, { token: tokens[who] });
+        const label = `${path.name} as ${who}`;
+        if (process.env.MATRIX_DEBUG) console.log(label, JSON.stringify(res));
+        // A hidden row reads as absent (null / empty / NOT_FOUND), never as an error that names it.
+        for (const error of res.errors ?? []) {
+          expect(['NOT_FOUND'], `${label}: ${error.message}`).toContain(error.extensions?.code);
+        }
+        const text = visibleText(res.data);
+        const errorsText = JSON.stringify(res.errors ?? []);
+        expect(
+          text.includes(OTHER_NS) || errorsText.includes(OTHER_NS),
+          `${label} shows namespace other`,
+        ).toBe(false);
+        if (who === 'w1') {
+          if (path.w1Sees) expect(text, `${label} should show the w1 rows`).toContain(W1);
+        } else {
+          // Errors may echo the caller's own input (a NOT_FOUND naming the key asked for);
+          // that they read exactly like an absent row's is checked below.
+          expect(text.includes(W1), `${label} shows a w1 row`).toBe(false);
+        }
+        if (path.allSee) expect(text, `${label} should show the public rows`).toContain(path.allSee);
+      }
+    });
+  }
+
+  it('a hidden row reads exactly like an absent one (same data, same error, same message)', async () => {
+    const probes: [string, Record<string, unknown>, Record<string, unknown>][] = [
+      [
+        '{ entity(namespace: "acme", key: "KEY") { key } }',
+        { KEY: 'sapphire-ent' },
+        { KEY: 'no-such-entity' },
+      ],
+      [
+        '{ paths(namespace: "acme", from: "hub", to: "KEY") { facts { factId } } }',
+        { KEY: 'sapphire-ent' },
+        { KEY: 'no-such-entity' },
+      ],
+      ['{ source(namespace: "acme", key: "KEY") { key } }', { KEY: 'doc:sapphire' }, { KEY: 'doc:none' }],
+      [
+        '{ fact(namespace: "acme", factId: "KEY") { factId } }',
+        { KEY: fx.secretFactId },
+        { KEY: 'fact-000000000000000000000000' },
+      ],
+      [
+        '{ observation(namespace: "acme", observationId: "KEY") { observationId } }',
+        { KEY: fx.secretObservationId },
+        { KEY: 'obs-000000000000000000000000' },
+      ],
+      [
+        '{ contextTrace(namespace: "acme", traceId: "KEY") { traceId } }',
+        { KEY: fx.w1TraceId },
+        { KEY: 'no-such-trace' },
+      ],
+    ];
+    for (const [template, hidden, absent] of probes) {
+      const ask = async (values: Record<string, unknown>) => {
+        const key = String(values.KEY);
+        const res = await gw.gql(template.replace('KEY', key), {}, { token: tokens.none });
+        return JSON.stringify({
+          data: res.data ?? null,
+          errors: res.errors ?? null,
+          status: res.status,
+        }).replaceAll(key, '<key>');
+      };
+      expect(await ask(hidden), template).toBe(await ask(absent));
+    }
+  });
+
+  it('relevance scopes only rank: a project-scoped row is visible to everyone', async () => {
+    for (const who of PRINCIPALS) {
+      const res = await gw.gql(
+        `{ entity(namespace: "acme", key: "relevance-ent") { key } }`,
+        {},
+        { token: tokens[who] },
+      );
+      expect(res.data, who).toEqual({ entity: { key: 'relevance-ent' } });
+    }
+  });
+});

@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatMessage, Llm } from '../../src/providers/llm.js';
+import { LlmError } from '../../src/providers/llm.js';
+import { extractEntityHints, extractTimeWindow, refineRoute, routeByRules } from '../../src/router/index.js';
+
+// A Wednesday, mid-afternoon UTC: every window below is computed from this, never the clock.
+const REF = new Date('2024-03-13T15:30:00.000Z');
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+const DAY = 86_400_000;
+
+describe('router rules: query types', () => {
+  it.each([
+    ['hello!', 'NO_SEARCH'],
+    ['thanks so much', 'NO_SEARCH'],
+    ['Привет', 'NO_SEARCH'],
+    ['   ', 'NO_SEARCH'],
+    ["What is John's phone number?", 'ENTITY_LOOKUP'],
+    ['what is the email of Acme Corp?', 'ENTITY_LOOKUP'],
+    ['Who is Melanie?', 'ENTITY_LOOKUP'],
+    ['Tell me about Project Atlas', 'ENTITY_LOOKUP'],
+    ['How do John and Mike know each other?', 'RELATIONSHIP'],
+    ['What is the relationship between Caroline and Melanie?', 'RELATIONSHIP'],
+    ['What happened with the CORE project last week?', 'TEMPORAL'],
+    ['What did Caroline do in May 2023?', 'TEMPORAL'],
+    ['What topics did I talk about last week?', 'TEMPORAL_FACETS'],
+    ['Who did I talk to yesterday?', 'TEMPORAL_FACETS'],
+    ['О чём я говорил на прошлой неделе?', 'TEMPORAL_FACETS'],
+    ['Explain how the search pipeline works', 'EXPLORATORY'],
+    ['how does billing work', 'EXPLORATORY'],
+    ['What are my fitness goals?', 'ASPECT'],
+    ['What does Caroline like to paint?', 'ASPECT'],
+  ])('%s → %s', (query, type) => {
+    expect(routeByRules(query, REF).queryType).toBe(type);
+  });
+
+  it('attribute lookups extract the entity and a normalised attribute key', () => {
+    const possessive = routeByRules("What is John's phone number?", REF);
+    expect(possessive).toMatchObject({
+      lookupMode: 'ATTRIBUTE',
+      attribute: 'phone_number',
+      entityHints: ['John'],
+    });
+    const of = routeByRules('what is the email of Acme Corp?', REF);
+    expect(of).toMatchObject({ lookupMode: 'ATTRIBUTE', attribute: 'email', entityHints: ['Acme Corp'] });
+  });
+
+  it('a question about a person without an attribute is a broad lookup', () => {
+    expect(routeByRules('Who is Melanie?', REF)).toMatchObject({ lookupMode: 'BROAD', attribute: null });
+  });
+
+  it('a possessive followed by an opinion word is not an attribute lookup', () => {
+    expect(routeByRules("What is Caroline's favorite book?", REF).queryType).toBe('ASPECT');
+  });
+
+  it('relationship questions carry both entities', () => {
+    expect(routeByRules('How do John and Mike know each other?', REF).entityHints).toEqual(['John', 'Mike']);
+  });
+});
+
+describe('router rules: entity hints', () => {
+  it('drops question words, months and possessives; keeps multi-word and quoted names', () => {
+    expect(extractEntityHints('What did Caroline tell Melanie in May about "the blue house"?')).toEqual([
+      'the blue house',
+      'Caroline',
+      'Melanie',
+    ]);
+    expect(extractEntityHints("Where is Acme Corp's office?")).toEqual(['Acme Corp']);
+    expect(extractEntityHints('what did i do today')).toEqual([]);
+  });
+});
+
+describe('router rules: time windows against a reference time', () => {
+  it('yesterday and today are UTC days', () => {
+    const y = extractTimeWindow('what did I do yesterday', REF)!;
+    expect([y.kind, iso(y.since), iso(y.until)]).toEqual([
+      'RANGE',
+      '2024-03-12T00:00:00.000Z',
+      '2024-03-13T00:00:00.000Z',
+    ]);
+    const t = extractTimeWindow('сегодня', REF)!;
+    expect(iso(t.since)).toBe('2024-03-13T00:00:00.000Z');
+  });
+
+  it('last week / past N days are rolling windows ending at the reference', () => {
+    const w = extractTimeWindow('topics from last week', REF)!;
+    expect([w.kind, w.since!.getTime(), w.until!.getTime()]).toEqual([
+      'RANGE',
+      REF.getTime() - 7 * DAY,
+      REF.getTime(),
+    ]);
+    const n = extractTimeWindow('in the past 3 days', REF)!;
+    expect(n.since!.getTime()).toBe(REF.getTime() - 3 * DAY);
+    const ru = extractTimeWindow('на прошлой неделе', REF)!;
+    expect(ru.since!.getTime()).toBe(REF.getTime() - 7 * DAY);
+  });
+
+  it('this week starts on Monday', () => {
+    const w = extractTimeWindow('what happened this week', REF)!;
+    expect(iso(w.since)).toBe('2024-03-11T00:00:00.000Z');
+  });
+
+  it('recently is a RECENT window of 14 days', () => {
+    const w = extractTimeWindow('what has Mike been up to lately?', REF)!;
+    expect(w.kind).toBe('RECENT');
+    expect(w.since!.getTime()).toBe(REF.getTime() - 14 * DAY);
+  });
+
+  it('named months, days and years are ranges', () => {
+    const m = extractTimeWindow('What did Caroline do in May 2023?', REF)!;
+    expect([iso(m.since), iso(m.until)]).toEqual(['2023-05-01T00:00:00.000Z', '2023-06-01T00:00:00.000Z']);
+    const d = extractTimeWindow('what happened on 8 May 2023', REF)!;
+    expect([iso(d.since), iso(d.until)]).toEqual(['2023-05-08T00:00:00.000Z', '2023-05-09T00:00:00.000Z']);
+    const y = extractTimeWindow('trips in 2022', REF)!;
+    expect([iso(y.since), iso(y.until)]).toEqual(['2022-01-01T00:00:00.000Z', '2023-01-01T00:00:00.000Z']);
+    const b = extractTimeWindow('between 2023-01-05 and March 3, 2023', REF)!;
+    expect([iso(b.since), iso(b.until)]).toEqual(['2023-01-05T00:00:00.000Z', '2023-03-04T00:00:00.000Z']);
+  });
+
+  it('before and after are open windows', () => {
+    const b = extractTimeWindow('what did she say before June 2023?', REF)!;
+    expect([b.kind, b.since, iso(b.until)]).toEqual(['BEFORE', null, '2023-06-01T00:00:00.000Z']);
+    const a = extractTimeWindow('anything after 2023-06-10?', REF)!;
+    expect([a.kind, iso(a.since), a.until]).toEqual(['AFTER', '2023-06-11T00:00:00.000Z', null]);
+    const s = extractTimeWindow('since May 2023', REF)!;
+    expect(iso(s.since)).toBe('2023-05-01T00:00:00.000Z');
+  });
+
+  it('N units ago centres a window on that point', () => {
+    const w = extractTimeWindow('the trip two weeks ago', REF)!;
+    const centre = Date.UTC(2024, 1, 28);
+    expect([w.since!.getTime(), w.until!.getTime()]).toEqual([centre - 7 * DAY, centre + 7 * DAY]);
+  });
+
+  it('no window without a time cue; the same query is stable for a different reference', () => {
+    expect(extractTimeWindow('What are my fitness goals?', REF)).toBeNull();
+    const other = new Date('2020-01-01T00:00:00Z');
+    expect(extractTimeWindow('yesterday', other)!.since!.toISOString()).toBe('2019-12-31T00:00:00.000Z');
+  });
+});
+
+function fakeLlm(reply: () => Promise<string>): Llm & { calls: ChatMessage[][] } {
+  const calls: ChatMessage[][] = [];
+  return {
+    name: 'openai:fake',
+    available: true,
+    calls,
+    chat: (messages) => {
+      calls.push(messages);
+      return reply();
+    },
+  };
+}
+
+describe('router LLM refinement', () => {
+  const query = 'What has Mike been working on?';
+  const rules = routeByRules(query, REF);
+
+  it('accepts a valid reply that picks only candidate entities', async () => {
+    const llm = fakeLlm(async () =>
+      JSON.stringify({
+        queryType: 'ENTITY_LOOKUP',
+        lookupMode: 'BROAD',
+        entityHints: ['mike ross'],
+        attribute: null,
+      }),
+    );
+    const refined = await refineRoute(llm, query, rules, ['Mike Ross', 'Caroline']);
+    expect(refined.source).toBe('LLM');
+    expect(refined.decision).toMatchObject({
+      queryType: 'ENTITY_LOOKUP',
+      lookupMode: 'BROAD',
+      entityHints: ['Mike Ross'],
+    });
+    expect(llm.calls).toHaveLength(1);
+  });
+
+  it.each([
+    ['an unknown label', { queryType: 'SOMETHING', entityHints: [] }],
+    ['an invented entity', { queryType: 'ENTITY_LOOKUP', entityHints: ['Nobody'] }],
+    ['a relationship with one entity', { queryType: 'RELATIONSHIP', entityHints: ['Caroline'] }],
+    ['a temporal type without a window', { queryType: 'TEMPORAL', entityHints: [] }],
+  ])('falls back to the rules on %s', async (_label, reply) => {
+    const refined = await refineRoute(
+      fakeLlm(async () => JSON.stringify(reply)),
+      query,
+      rules,
+      ['Mike Ross', 'Caroline'],
+    );
+    expect(refined.source).toBe('RULES');
+    expect(refined.decision).toBe(rules);
+    expect(refined.fallbackReason).toMatch(/^malformed/);
+  });
+
+  it('falls back on prose, errors and timeouts', async () => {
+    const prose = await refineRoute(
+      fakeLlm(async () => 'I think it is a lookup'),
+      query,
+      rules,
+      [],
+    );
+    expect(prose.fallbackReason).toMatch(/^malformed/);
+    const failing = await refineRoute(
+      fakeLlm(async () => {
+        throw new LlmError('http', 'HTTP 500');
+      }),
+      query,
+      rules,
+      [],
+    );
+    expect(failing).toMatchObject({ source: 'RULES', fallbackReason: 'http: HTTP 500' });
+    const slow = await refineRoute(
+      fakeLlm(() => new Promise<string>(() => {})),
+      query,
+      rules,
+      [],
+      30,
+    );
+    expect(slow.source).toBe('RULES');
+    expect(slow.fallbackReason).toMatch(/^timeout/);
+  });
+
+  it('does not call an unavailable model', async () => {
+    const llm = { ...fakeLlm(async () => '{}'), available: false };
+    const refined = await refineRoute(llm, query, rules, []);
+    expect(refined).toEqual({ decision: rules, source: 'RULES', fallbackReason: null });
+    expect(llm.calls).toHaveLength(0);
+  });
+});
