@@ -163,8 +163,11 @@ export async function traversalLevel(
        WHERE $7::boolean AND f.namespace = $1 AND f.object = ANY($2::text[]) AND f.predicate = $3
          AND ${live} AND ${visibleTo('f', '$5')}
      ), reachable AS (
+       -- LIMIT 1 keeps this a primary-key probe per edge (a semi-join may hash the whole namespace).
        SELECT ed.* FROM edges ed
-       WHERE EXISTS (SELECT 1 FROM entities e WHERE e.namespace = $1 AND e.key = ed.other AND ${visibleTo('e', '$5')})
+       CROSS JOIN LATERAL (
+         SELECT 1 FROM entities e WHERE e.namespace = $1 AND e.key = ed.other AND ${visibleTo('e', '$5')} LIMIT 1
+       ) visible_endpoint
      ), picked AS (
        SELECT r.other FROM reachable r WHERE r.other <> ALL($8::text[])
        GROUP BY r.other ORDER BY r.other COLLATE "C" LIMIT $9
