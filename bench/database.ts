@@ -3,14 +3,15 @@
  * directory, or a new database on the server DATABASE_URL points at. Never the user's
  * `.memgate` data directory, never an existing database.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Database } from '../src/db/database.js';
 import { openPglite } from '../src/db/pglite-database.js';
 import { openPostgres } from '../src/db/postgres-database.js';
+import { migrate, migrationFiles } from '../src/store/migrate.js';
 
 export type BenchBackend = 'pglite' | 'postgres';
 
@@ -23,21 +24,46 @@ export interface Throwaway {
   location: Location;
   /** Opens the database (the run's one connection pool or PGlite instance). */
   open(): Promise<Database>;
+  /** Opens and migrates a fresh database; returns the milliseconds it took. */
+  openMigrated(): Promise<{ db: Database; ms: number; fromTemplate: boolean }>;
   /** Deletes everything the run created. */
   destroy(): Promise<void>;
 }
 
 export const STATEMENT_TIMEOUT_MS = 600_000;
 
-export async function createThrowaway(
-  backend: BenchBackend,
-  databaseUrl: string | undefined,
-): Promise<Throwaway> {
+export interface ThrowawayOptions {
+  databaseUrl: string | undefined;
+  /** Where a migrated empty PGlite template is kept between runs (initdb is the slow part). */
+  cacheDir: string;
+  embedding: { model: string; dimensions: number };
+}
+
+export async function createThrowaway(backend: BenchBackend, options: ThrowawayOptions): Promise<Throwaway> {
+  const { databaseUrl, embedding } = options;
   if (backend === 'pglite') {
     const dir = mkdtempSync(join(tmpdir(), 'memgate-bench-'));
+    const template = join(options.cacheDir, `bench-pglite-template-${templateId(embedding)}.tar.gz`);
     return {
       location: { backend, dir },
       open: () => openPglite({ dataDir: pgliteDir(dir) }),
+      async openMigrated() {
+        const started = performance.now();
+        const fromTemplate = existsSync(template);
+        const db = await openPglite({
+          dataDir: pgliteDir(dir),
+          ...(fromTemplate ? { loadDataDir: new Blob([readFileSync(template)]) } : {}),
+        });
+        await migrate(db, embedding);
+        if (!fromTemplate) {
+          const dump = await db.pglite.dumpDataDir('gzip');
+          mkdirSync(options.cacheDir, { recursive: true });
+          const tmp = `${template}.${process.pid}.tmp`;
+          writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()));
+          renameSync(tmp, template);
+        }
+        return { db, ms: performance.now() - started, fromTemplate };
+      },
       destroy: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
@@ -56,9 +82,16 @@ export async function createThrowaway(
     await admin.end();
   }
   const url = withDatabase(databaseUrl, name);
+  const open = () => openPostgres({ connectionString: url, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
   return {
     location: { backend, url, name },
-    open: () => openPostgres({ connectionString: url, statementTimeoutMs: STATEMENT_TIMEOUT_MS }),
+    open,
+    async openMigrated() {
+      const started = performance.now();
+      const db = await open();
+      await migrate(db, embedding);
+      return { db, ms: performance.now() - started, fromTemplate: false };
+    },
     destroy: async () => {
       const dropper = new pg.Client({ connectionString: databaseUrl });
       await dropper.connect();
@@ -69,6 +102,19 @@ export async function createThrowaway(
       }
     },
   };
+}
+
+/** Changes whenever a migration, the embedding or PGlite itself does. */
+function templateId(embedding: { model: string; dimensions: number }): string {
+  const h = createHash('sha256');
+  for (const f of migrationFiles()) h.update(f.name).update(f.sql);
+  h.update(JSON.stringify(embedding));
+  try {
+    h.update(readFileSync(join(process.cwd(), 'node_modules/@electric-sql/pglite/package.json')));
+  } catch {
+    // version unknown: the migrations still key the template
+  }
+  return h.digest('hex').slice(0, 16);
 }
 
 export function pgliteDir(dir: string): string {

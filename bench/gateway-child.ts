@@ -23,6 +23,8 @@ export type ChildRequest =
   | { type: 'stop' };
 
 export interface ChildMemory {
+  /** User + system CPU time of the gateway process so far. */
+  cpuMs: number;
   rssBytes: number;
   maxRssBytes: number;
   heapUsedBytes: number;
@@ -62,7 +64,9 @@ await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const { port } = server.address() as AddressInfo;
 
 function memory(): ChildMemory {
+  const cpu = process.cpuUsage();
   return {
+    cpuMs: (cpu.user + cpu.system) / 1000,
     rssBytes: process.memoryUsage.rss(),
     maxRssBytes: process.resourceUsage().maxRSS * 1024,
     heapUsedBytes: process.memoryUsage().heapUsed,

@@ -118,6 +118,27 @@ export function renderMarkdown(r: BenchResult): string {
     );
   }
 
+  out.push(
+    '',
+    '### Bulk load (SQL, not GraphQL; PGlite runs in-process, so its CPU time is the work itself)',
+    '',
+  );
+  const shown = r.load.phases.filter((p) => p.ms >= r.load.totalMs * 0.01);
+  out.push(
+    table(
+      ['phase', 'rows', 'wall s', 'CPU s'],
+      [
+        ...shown.map((p) => [
+          p.name,
+          p.rows != null ? int(p.rows) : '',
+          (p.ms / 1000).toFixed(1),
+          p.cpuMs != null ? (p.cpuMs / 1000).toFixed(1) : '',
+        ]),
+        ['total', '', (r.load.totalMs / 1000).toFixed(1), ''],
+      ],
+    ),
+  );
+
   out.push('', '### Vectors', '');
   out.push(
     table(
