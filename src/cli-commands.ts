@@ -3,3 +3,4 @@
 import './cli/import-command.js';
 import './cli/reindex-command.js';
 import './auth/token-command.js';
+import '../bench/cli.js';
