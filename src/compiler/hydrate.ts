@@ -2,7 +2,9 @@
  * Phase 2 of retrieval: the union of the channels' candidates (≤ 256) is read back with only
  * the columns packing needs — never an embedding (the cosine distance to the query is computed
  * in SQL when a query vector exists). One statement per kind, all namespaces at once, each
- * with the namespace predicate (the (namespace, id) pairs) and `visibleTo`. Facts are read
+ * with the namespace predicate and `visibleTo`; rows are then kept only for the (namespace, id)
+ * pairs asked for. Lookups are `= ANY` on primary/unique keys and correlated subqueries, plans
+ * that do not depend on table statistics (PGlite has no autovacuum, so it never analyzes). Facts are read
  * with their hard-filter verdict so that a fact reached by any channel is still only served
  * when ACTIVE at `asOf`.
  */
@@ -66,17 +68,25 @@ export async function hydrateChunks(q: Queryable, refs: Pair[], ctx: HydrateCont
      SELECT c.namespace, c.chunk_id AS "chunkId", c.node_key AS "nodeKey", c.kind, c.title, c.heading,
             left(c.text, ${MAX_TEXT}) AS text, c.source_path AS "sourcePath", c.scopes,
             c.observation_id AS "observationId", coalesce(c.occurred_at, c.created_at) AS time, c.pii,
-            e.title AS "nodeTitle", (c.embedding <=> $4::vector)::float8 AS distance,
+            (SELECT e.title FROM entities e
+              WHERE e.namespace = c.namespace AND e.key = c.node_key AND ${visibleTo('e', '$3')}) AS "nodeTitle",
+            (c.embedding <=> $4::vector)::float8 AS distance,
             ${relevantTo('c', '$5')} AS relevant
-     FROM unnest($1::text[], $2::bigint[]) AS r(ns, id)
-     JOIN chunks c ON c.namespace = r.ns AND c.chunk_id = r.id
-     LEFT JOIN entities e ON e.namespace = c.namespace AND e.key = c.node_key AND ${visibleTo('e', '$3')}
-     WHERE ${visibleTo('c', '$3')}`,
-    [refs.map((r) => r.namespace), refs.map((r) => r.id), ctx.visibleScopes, ctx.queryVector, ctx.scopes],
+     FROM chunks c
+     WHERE c.namespace = ANY($1::text[]) AND c.chunk_id = ANY($2::bigint[]) AND ${visibleTo('c', '$3')}`,
+    [
+      distinct(refs.map((r) => r.namespace)),
+      refs.map((r) => r.id),
+      ctx.visibleScopes,
+      ctx.queryVector,
+      ctx.scopes,
+    ],
   );
   const out: Hydrated = { candidates: [], blocked: [] };
+  const wanted = pairSet(refs);
   for (const r of rows) {
     const id = String(r.chunkId);
+    if (!wanted.has(pairKey(r.namespace, id))) continue;
     if (!r.relevant) {
       out.blocked.push(blocked('chunk', r.namespace, id, 'OUT_OF_SCOPE', r.scopes));
       continue;
@@ -138,6 +148,8 @@ interface FactPackRow {
 
 export async function hydrateFacts(q: Queryable, refs: Pair[], ctx: HydrateContext): Promise<Hydrated> {
   if (refs.length === 0) return { candidates: [], blocked: [] };
+  // Endpoint titles and visibility by correlated lookups on the primary key: a plan that does
+  // not depend on table statistics (PGlite never analyzes on its own).
   const { rows } = await q.query<FactPackRow>(
     `/* contextHydrateFacts */
      SELECT f.namespace, f.fact_id AS "factId", f.subject, f.predicate, f.object, f.valid_from AS "validFrom",
@@ -154,13 +166,14 @@ export async function hydrateFacts(q: Queryable, refs: Pair[], ctx: HydrateConte
                 THEN CASE WHEN f.status = 'SUPERSEDED' THEN 'SUPERSEDED' ELSE 'NOT_VALID_AT_AS_OF' END
               WHEN NOT ${relevantTo('f', '$6')} THEN 'OUT_OF_SCOPE'
             END AS verdict
-     FROM unnest($1::text[], $2::text[]) AS r(ns, id)
-     JOIN facts f ON f.namespace = r.ns AND f.fact_id = r.id
-     JOIN entities s ON s.namespace = f.namespace AND s.key = f.subject AND ${visibleTo('s', '$3')}
-     JOIN entities o ON o.namespace = f.namespace AND o.key = f.object AND ${visibleTo('o', '$3')}
-     WHERE ${visibleTo('f', '$3')}`,
+     FROM facts f
+     CROSS JOIN LATERAL (SELECT e.title, e.pii FROM entities e
+                         WHERE e.namespace = f.namespace AND e.key = f.subject AND ${visibleTo('e', '$3')}) s
+     CROSS JOIN LATERAL (SELECT e.title, e.pii FROM entities e
+                         WHERE e.namespace = f.namespace AND e.key = f.object AND ${visibleTo('e', '$3')}) o
+     WHERE f.namespace = ANY($1::text[]) AND f.fact_id = ANY($2::text[]) AND ${visibleTo('f', '$3')}`,
     [
-      refs.map((r) => r.namespace),
+      distinct(refs.map((r) => r.namespace)),
       refs.map((r) => r.id),
       ctx.visibleScopes,
       ctx.queryVector,
@@ -169,7 +182,9 @@ export async function hydrateFacts(q: Queryable, refs: Pair[], ctx: HydrateConte
     ],
   );
   const out: Hydrated = { candidates: [], blocked: [] };
+  const wanted = pairSet(refs);
   for (const r of rows) {
+    if (!wanted.has(pairKey(r.namespace, r.factId))) continue;
     if (r.verdict) {
       out.blocked.push(blocked('fact', r.namespace, r.factId, r.verdict, r.scopes));
       continue;
@@ -255,13 +270,21 @@ export async function hydrateObservations(
               WHERE $4::vector IS NOT NULL AND c.namespace = o.namespace AND c.observation_id = o.observation_id
                 AND ${visibleTo('c', '$3')}) AS distance,
             ${relevantTo('o', '$5')} AS relevant
-     FROM unnest($1::text[], $2::text[]) AS r(ns, id)
-     JOIN observations o ON o.namespace = r.ns AND o.observation_id = r.id
-     WHERE ${visibleTo('o', '$3')} AND o.status <> 'REDACTED'`,
-    [refs.map((r) => r.namespace), refs.map((r) => r.id), ctx.visibleScopes, ctx.queryVector, ctx.scopes],
+     FROM observations o
+     WHERE o.namespace = ANY($1::text[]) AND o.observation_id = ANY($2::text[]) AND ${visibleTo('o', '$3')}
+       AND o.status <> 'REDACTED'`,
+    [
+      distinct(refs.map((r) => r.namespace)),
+      refs.map((r) => r.id),
+      ctx.visibleScopes,
+      ctx.queryVector,
+      ctx.scopes,
+    ],
   );
   const out: Hydrated = { candidates: [], blocked: [] };
+  const wanted = pairSet(refs);
   for (const r of rows) {
+    if (!wanted.has(pairKey(r.namespace, r.observationId))) continue;
     if (!r.relevant) {
       out.blocked.push(blocked('observation', r.namespace, r.observationId, 'OUT_OF_SCOPE', r.scopes));
       continue;
@@ -317,19 +340,22 @@ export async function hydrateEntities(q: Queryable, refs: Pair[], ctx: HydrateCo
             left(coalesce(v.attributes, e.attributes)::text, 2000) AS attributes, e.scopes,
             e.source_path AS "sourcePath", e.pii, coalesce(e.last_seen, e.updated_at) AS time,
             ${relevantTo('e', '$5')} AS relevant
-     FROM unnest($1::text[], $2::text[]) AS r(ns, id)
-     JOIN entities e ON e.namespace = r.ns AND e.key = r.id
+     FROM entities e
      LEFT JOIN LATERAL (
        SELECT ev.title, ev.attributes FROM entity_versions ev
        WHERE ev.namespace = e.namespace AND ev.key = e.key AND ev.valid_from <= $4::timestamptz
          AND (ev.valid_to IS NULL OR ev.valid_to > $4::timestamptz)
        ORDER BY ev.valid_from DESC LIMIT 1
      ) v ON true
-     WHERE ${visibleTo('e', '$3')} AND NOT e.placeholder`,
-    [refs.map((r) => r.namespace), refs.map((r) => r.id), ctx.visibleScopes, ctx.asOf, ctx.scopes],
+     WHERE e.namespace = ANY($1::text[]) AND e.key = ANY($2::text[]) AND ${visibleTo('e', '$3')}
+       AND NOT e.placeholder`,
+    [distinct(refs.map((r) => r.namespace)), refs.map((r) => r.id), ctx.visibleScopes, ctx.asOf, ctx.scopes],
   );
   const out: Hydrated = { candidates: [], blocked: [] };
+  const wanted = pairSet(refs);
   for (const r of rows) {
+    // Keys are unique per namespace only: keep the (namespace, key) pairs that were asked for.
+    if (!wanted.has(pairKey(r.namespace, r.key))) continue;
     if (!r.relevant) {
       out.blocked.push(blocked('entity', r.namespace, r.key, 'OUT_OF_SCOPE', r.scopes));
       continue;
@@ -374,6 +400,18 @@ export function entityLine(title: string, kind: string, key: string, attributesJ
   const head = title === key ? `${title} (${kind})` : `${title} (${kind}, ${key})`;
   const line = attrs ? `${head} — ${attrs}` : head;
   return line.length > 600 ? `${line.slice(0, 599)}…` : line;
+}
+
+function pairKey(namespace: string, id: string): string {
+  return `${namespace}\u0000${id}`;
+}
+
+function pairSet(refs: Pair[]): Set<string> {
+  return new Set(refs.map((r) => pairKey(r.namespace, r.id)));
+}
+
+function distinct(values: string[]): string[] {
+  return [...new Set(values)];
 }
 
 function blocked(

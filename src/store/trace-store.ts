@@ -51,16 +51,19 @@ export async function insertTraces(
      )
      SELECT (SELECT count(*) FROM pruned)::int AS pruned, (SELECT count(*) FROM inserted)::int AS inserted`,
     [
-      rows.map((r) => ({
-        namespace: r.namespace,
-        trace_id: r.traceId,
-        kind: r.kind,
-        principal_id: r.principalId,
-        request: r.request,
-        channels: r.channels,
-        decisions: r.decisions,
-        visibility: r.visibility,
-      })),
+      // A JSON string: toParam passes arrays through as SQL arrays, which jsonb cannot parse.
+      JSON.stringify(
+        rows.map((r) => ({
+          namespace: r.namespace,
+          trace_id: r.traceId,
+          kind: r.kind,
+          principal_id: r.principalId,
+          request: r.request,
+          channels: r.channels,
+          decisions: r.decisions,
+          visibility: r.visibility,
+        })),
+      ),
       pruneOlderThanDays,
     ],
   );

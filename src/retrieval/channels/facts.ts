@@ -143,8 +143,9 @@ export async function factsChannel(
 
 /**
  * Multi-hop: facts around entities whose title or key names one of `names` (rule-detected
- * entity names of packed items), at most `perName` facts per name. One statement; trigram
- * index on titles.
+ * entity names of packed items), at most `perName` facts per name. One statement: a few
+ * entities per name (trigram index on titles), then per entity the newest facts on each side
+ * through the (namespace, subject|object, valid_from) indexes.
  */
 export async function factsNamingEntities(
   q: Queryable,
@@ -159,25 +160,31 @@ export async function factsNamingEntities(
      SELECT x.namespace, x.fact_id AS "factId", n.name
      FROM unnest($2::text[]) AS n(name)
      CROSS JOIN LATERAL (
-       SELECT DISTINCT ON (f.namespace, f.fact_id) f.namespace, f.fact_id, f.valid_from
-       FROM (
-         SELECT e.namespace, e.key FROM entities e
-         WHERE e.namespace = ANY($1::text[]) AND (e.title ILIKE n.name OR e.key ILIKE n.name
-               OR e.title ILIKE n.name || ' %' OR e.title ILIKE '% ' || n.name)
-           AND ${visibleTo('e', '$4')}
-         LIMIT 8
-       ) e
-       JOIN facts f ON f.namespace = e.namespace AND (f.subject = e.key OR f.object = e.key)
-       WHERE ${filters}
-       ORDER BY f.namespace, f.fact_id
-       LIMIT 64
+       SELECT e.namespace, e.key FROM entities e
+       WHERE e.namespace = ANY($1::text[]) AND (e.title ILIKE n.name OR e.key ILIKE n.name
+             OR e.title ILIKE n.name || ' %' OR e.title ILIKE '% ' || n.name)
+         AND ${visibleTo('e', '$4')}
+       LIMIT 4
+     ) e
+     CROSS JOIN LATERAL (
+       (SELECT f.namespace, f.fact_id, f.valid_from FROM facts f
+        WHERE f.namespace = e.namespace AND f.subject = e.key AND ${filters}
+        ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT $6)
+       UNION ALL
+       (SELECT f.namespace, f.fact_id, f.valid_from FROM facts f
+        WHERE f.namespace = e.namespace AND f.object = e.key AND f.subject <> e.key AND ${filters}
+        ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT $6)
      ) x
-     ORDER BY n.name, x.valid_from DESC`,
-    [input.namespaces, input.names, input.asOf, visibleScopes, input.scopes],
+     ORDER BY n.name, x.valid_from DESC, x.fact_id`,
+    [input.namespaces, input.names, input.asOf, visibleScopes, input.scopes, input.perName],
   );
+  const seen = new Set<string>();
   const perName = new Map<string, number>();
   const out: (FactsChannelHit & { name: string })[] = [];
   for (const r of rows) {
+    const k = `${r.namespace}\u0000${r.factId}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
     const n = perName.get(r.name) ?? 0;
     if (n >= input.perName) continue;
     perName.set(r.name, n + 1);

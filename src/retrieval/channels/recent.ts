@@ -37,11 +37,10 @@ export async function recentChannel(
        FROM unnest($1::text[]) AS n(ns)
        CROSS JOIN LATERAL (
          SELECT o.namespace, o.observation_id, o.occurred_at FROM observations o
-         WHERE o.namespace = n.ns AND o.occurred_at <= $2::timestamptz AND o.status <> 'REDACTED'
-           AND (o.content IS NOT NULL OR o.data IS NOT NULL)
-           -- An observation whose text was indexed comes back as its chunks (second branch).
-           AND NOT EXISTS (SELECT 1 FROM chunks oc WHERE oc.namespace = o.namespace
-                           AND oc.observation_id = o.observation_id AND oc.node_key = o.observation_id)
+         -- An observation with text comes back as its chunks (second branch); data-only ones
+         -- are found through observations_data_only_idx (migration 007).
+         WHERE o.namespace = n.ns AND o.content IS NULL AND o.data IS NOT NULL
+           AND o.occurred_at <= $2::timestamptz AND o.status <> 'REDACTED'
            AND ${visibleTo('o', '$3')} AND ${relevantTo('o', '$4')}
          ORDER BY o.occurred_at DESC, o.observation_id DESC LIMIT $5
        ) x
