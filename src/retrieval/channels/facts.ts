@@ -98,7 +98,7 @@ export async function factsChannel(
        CROSS JOIN LATERAL (
          SELECT f.namespace, f.fact_id, f.status, f.valid_from, f.conflicts_with FROM facts f
          WHERE $10::boolean AND f.namespace = n.ns AND ${filters}
-         ORDER BY f.recorded_at DESC, f.fact_id DESC LIMIT $8
+         ORDER BY f.recorded_at DESC LIMIT $8
        ) x
      ), found AS (
        SELECT DISTINCT ON (a.namespace, a.fact_id) a.*

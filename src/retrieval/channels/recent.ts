@@ -3,7 +3,8 @@
  * and observations without indexed text (data only) of the requested namespaces, as of
  * `asOf`, relevant to the requested scopes (their relevance scopes intersect, or they have
  * none). One bounded statement: per namespace and kind a backward scan of the
- * (namespace, occurred_at) index, merged by time.
+ * (namespace, occurred_at) index — ordered by that key alone, so the plan is the index scan
+ * whatever the table statistics — merged by time (ties broken here, on ≤ 2 × 64 rows).
  */
 import type { Queryable } from '../../db/database.js';
 import { visibleTo } from '../../store/visibility.js';
@@ -42,7 +43,7 @@ export async function recentChannel(
          WHERE o.namespace = n.ns AND o.content IS NULL AND o.data IS NOT NULL
            AND o.occurred_at <= $2::timestamptz AND o.status <> 'REDACTED'
            AND ${visibleTo('o', '$3')} AND ${relevantTo('o', '$4')}
-         ORDER BY o.occurred_at DESC, o.observation_id DESC LIMIT $5
+         ORDER BY o.occurred_at DESC LIMIT $5
        ) x
        UNION ALL
        SELECT 'chunk', y.namespace, y.chunk_id::text, y.occurred_at
@@ -51,7 +52,7 @@ export async function recentChannel(
          SELECT c.namespace, c.chunk_id, c.occurred_at FROM chunks c
          WHERE c.namespace = n.ns AND c.occurred_at IS NOT NULL AND c.occurred_at <= $2::timestamptz
            AND ${visibleTo('c', '$3')} AND ${relevantTo('c', '$4')}
-         ORDER BY c.occurred_at DESC, c.chunk_id DESC LIMIT $5
+         ORDER BY c.occurred_at DESC LIMIT $5
        ) y
      ) r
      ORDER BY r."occurredAt" DESC, r.kind, r.id
