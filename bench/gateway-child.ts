@@ -51,6 +51,8 @@ const config = parseConfig({
   MEMGATE_DATA_DIR: cacheDir,
   MEMGATE_EMBEDDER: 'offline',
   ...(location.backend === 'postgres' ? { DATABASE_URL: location.url } : {}),
+  // Settings the runner changed from the defaults (reported with the figures).
+  ...(JSON.parse(process.env.MEMGATE_BENCH_GATEWAY_ENV ?? '{}') as Record<string, string>),
 });
 const app = await createApp(config, { db: capture.db });
 const server = createHttpServer({

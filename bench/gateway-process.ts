@@ -22,7 +22,11 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-export async function startGateway(location: Location, cacheDir: string): Promise<GatewayProcess> {
+export async function startGateway(
+  location: Location,
+  cacheDir: string,
+  env: Record<string, string> = {},
+): Promise<GatewayProcess> {
   const started = performance.now();
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const child: ChildProcess = fork(join(here, 'gateway-child.ts'), [], {
@@ -31,6 +35,7 @@ export async function startGateway(location: Location, cacheDir: string): Promis
       ...process.env,
       MEMGATE_BENCH_LOCATION: JSON.stringify(location),
       MEMGATE_BENCH_CACHE_DIR: cacheDir,
+      MEMGATE_BENCH_GATEWAY_ENV: JSON.stringify(env),
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -631,6 +631,11 @@ export class Dataset {
     return picked.join(' ') || doc.title;
   }
 
+  /** The `i`-th biggest hub: the entity of Zipf rank `i` among fact subjects. */
+  hubKey(i: number): string {
+    return this.keyOf(this.subjectOrder[i % this.subjectOrder.length]!);
+  }
+
   /** Anchor `a` of one kind, by degree rank (hubs come up often). */
   anchorOfKind(kind: string, a: number): string {
     const rng = itemRng(this.seed, S_ANCHOR, a + 1_000_000);

@@ -31,9 +31,14 @@ export function renderMarkdown(r: BenchResult): string {
   out.push('');
   out.push(
     `Dataset (seed ${m.seed}): ${int(m.size.entities)} entities (${int(m.size.documents)} documents, ${int(m.size.episodes)} episodes), ` +
-      `${int(m.size.facts)} facts, ${int(m.size.chunks)} chunks (${int(m.size.observations)} of them observations), ` +
+      `${int(m.size.facts)} facts (power law; the biggest hub has ${int(m.size.hubDegree)}), ${int(m.size.chunks)} chunks (${int(m.size.observations)} of them observations), ` +
       `embedded with ${r.embedding.model} (${r.embedding.dimensions}-d). Bulk SQL load ${(r.load.totalMs / 1000).toFixed(1)} s ` +
-      `(${topPhases(r)}). Latencies in ms; each figure is the median of ${m.runs} run(s).`,
+      `(${topPhases(r)}). Latencies in ms; each figure is the median of ${m.runs} run(s).` +
+      (Object.keys(m.gatewayEnv).length
+        ? ` Gateway settings changed from the defaults: ${Object.entries(m.gatewayEnv)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(', ')} (the exploration query nests deeper than the default limit).`
+        : ''),
   );
 
   if (r.reads.length) {

@@ -8,9 +8,11 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse, validate } from 'graphql';
+import { type DocumentNode, Kind, type SelectionSetNode, parse, validate } from 'graphql';
+import { parseConfig } from '../src/config.js';
 import { createEmbedder } from '../src/providers/create-embedder.js';
 import { loadWordVectors } from '../src/providers/embedding-cache.js';
+import { resolveSettings } from '../src/retrieval/settings.js';
 import { type BenchBackend, createThrowaway, pgliteDir } from './database.js';
 import { Dataset, SIZES, type SizeName, type SizeSpec } from './generate.js';
 import { startGateway } from './gateway-process.js';
@@ -117,12 +119,14 @@ export interface BenchResult {
     };
     backend: BenchBackend;
     versions: Record<string, string>;
-    size: SizeSpec & { documents: number; observations: number; episodes: number };
+    size: SizeSpec & { documents: number; observations: number; episodes: number; hubDegree: number };
     seed: number;
     quick: boolean;
     runs: number;
     concurrency: number[];
     batchSize: number;
+    /** Settings the gateway ran with that differ from the defaults. */
+    gatewayEnv: Record<string, string>;
   };
   load: LoadReport;
   embedding: { model: string; dimensions: number; textsPerSec: number; runs: number };
@@ -195,6 +199,7 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
     let load: LoadReport;
     let hnsw: HnswRecall[];
     let dbBytesAfterLoad: number;
+    let hubDegree: number;
     const versions: Record<string, string> = {};
     try {
       load = await loadDataset(db, ds, embedder, log);
@@ -207,9 +212,15 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
       hnsw = await measureHnswRecall(db, ds, embedder, {
         queries: options.quick ? 20 : options.size === 'L' ? 50 : 100,
         k: [10, 20],
-        efSearch: [40, 100],
+        // pgvector's default, and what search and context configure (src/retrieval/settings.ts).
+        efSearch: [...new Set([40, configuredEfSearch(embedder.model)])],
       });
       dbBytesAfterLoad = await databaseBytes(db);
+      const hub = await db.query<{ n: number }>(
+        `/* benchHubDegree */ SELECT count(*)::int AS n FROM facts WHERE namespace = $1 AND (subject = $2 OR object = $2)`,
+        [ds.namespace, ds.hubKey(0)],
+      );
+      hubDegree = hub.rows[0]?.n ?? 0;
       const v = await db.query<{ server: string; vector: string }>(
         `/* benchVersions */ SELECT current_setting('server_version') AS server,
            (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
@@ -223,8 +234,19 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
     versions.graphqlYoga = packageVersion('graphql-yoga');
     versions.embedder = embedder.model;
 
+    // The gateway runs with the product's defaults, except a query depth limit raised to what
+    // the deepest scenario needs (reported): a client would raise MEMGATE_MAX_DEPTH the same way.
+    const defaultDepth = parseConfig(process.env).maxDepth;
+    const neededDepth = Math.max(
+      0,
+      ...runnable.filter((s) => s.kind === 'read').map((s) => documentDepth(parse(s.document))),
+    );
+    const gatewayEnv: Record<string, string> =
+      neededDepth > defaultDepth ? { MEMGATE_MAX_DEPTH: String(neededDepth) } : {};
+    if (gatewayEnv.MEMGATE_MAX_DEPTH)
+      log(`gateway: MEMGATE_MAX_DEPTH=${neededDepth} (default ${defaultDepth})`);
     log('starting the gateway process');
-    gateway = await startGateway(throwaway.location, options.cacheDir);
+    gateway = await startGateway(throwaway.location, options.cacheDir, gatewayEnv);
     const gw = gateway;
     log(`gateway on ${gw.url} (pid ${gw.pid}, up in ${(gw.startMs / 1000).toFixed(1)} s)`);
     const ctx: ScenarioContext = {
@@ -286,12 +308,19 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
         },
         backend: options.backend,
         versions,
-        size: { ...spec, documents: ds.documents, observations: ds.observations, episodes: ds.episodes },
+        size: {
+          ...spec,
+          documents: ds.documents,
+          observations: ds.observations,
+          episodes: ds.episodes,
+          hubDegree,
+        },
         seed: options.seed,
         quick: options.quick,
         runs: options.runs,
         concurrency: options.concurrency,
         batchSize: options.batchSize,
+        gatewayEnv,
       },
       load,
       embedding,
@@ -340,16 +369,16 @@ async function runRead(
   const statements: number[] = [];
   const gatewaySql: number[] = [];
   const concurrency: ReadRun[] = [];
-  for (const c of options.concurrency) {
+  for (const c of scenario.concurrency ?? options.concurrency) {
     const perRun: ReadRun['perRun'] = [];
     let errors = 0;
     for (let r = 0; r < options.runs; r++) {
-      const requests = options.quick ? Math.max(10, c * 2) : Math.max(100, c * 12);
+      const requests = options.quick ? Math.max(10, c * 2) : Math.max(60, c * 8);
       const result = await runLoad({
         url,
         concurrency: c,
         requests,
-        maxMs: options.quick ? 1_500 : 15_000,
+        maxMs: options.quick ? 1_500 : 10_000,
         body: (i) => body(r * 7919 + i),
       });
       errors += result.errors;
@@ -539,6 +568,29 @@ function directoryBytes(dir: string): number {
     else if (entry.isFile()) total += statSync(path).size;
   }
   return total;
+}
+
+/** Deepest field nesting of the document's operations (leaves count), as the depth limit counts. */
+export function documentDepth(doc: DocumentNode): number {
+  const depth = (set: SelectionSetNode | undefined): number => {
+    if (!set) return 0;
+    let deepest = 0;
+    for (const sel of set.selections) {
+      if (sel.kind === Kind.FIELD) {
+        if (sel.name.value.startsWith('__')) continue;
+        deepest = Math.max(deepest, 1 + depth(sel.selectionSet));
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) deepest = Math.max(deepest, depth(sel.selectionSet));
+    }
+    return deepest;
+  };
+  return Math.max(
+    0,
+    ...doc.definitions.map((d) => (d.kind === Kind.OPERATION_DEFINITION ? depth(d.selectionSet) : 0)),
+  );
+}
+
+function configuredEfSearch(embedderModel: string): number {
+  return resolveSettings({ embedderModel }).vector.efSearch;
 }
 
 function packageVersion(name: string): string {

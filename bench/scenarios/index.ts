@@ -1,14 +1,14 @@
 /** Every scenario, in the order they run (reads first, on the pristine dataset; then ingest). */
 import { context } from './context.js';
 import { entityLookup } from './entity-lookup.js';
-import { explore } from './explore.js';
+import { explore, exploreHubs } from './explore.js';
 import {
   ingestDocuments,
   ingestFacts,
   ingestObservations,
   ingestObservationsWithAssertions,
 } from './ingest.js';
-import { neighborhood } from './neighborhood.js';
+import { neighborhood, neighborhoodHubs } from './neighborhood.js';
 import { search } from './search.js';
 import { typedContext } from './typed-context.js';
 import type { Scenario } from './types.js';
@@ -19,7 +19,9 @@ export const SCENARIOS: readonly Scenario[] = [
   context,
   typedContext,
   explore,
+  exploreHubs,
   neighborhood,
+  neighborhoodHubs,
   ingestObservations,
   ingestObservationsWithAssertions,
   ingestDocuments,

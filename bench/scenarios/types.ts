@@ -24,6 +24,8 @@ export interface ReadScenario {
   /** What is measured, as printed in the tables. */
   title: string;
   document: string;
+  /** Client counts to measure at, when not the run's (hub scenarios: one client). */
+  concurrency?: number[];
   /** Operations sent by `setup`; validated like `document`. */
   setupDocuments?: string[];
   /** Variables of request `i`: deterministic, varied (queries, anchors). */
