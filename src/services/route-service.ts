@@ -19,6 +19,7 @@ import {
   resolveEntityHints,
 } from '../store/route-store.js';
 import { GraphService } from './graph-service.js';
+import { compactSessions } from './session-compaction.js';
 import type { RequestScope } from './request-scope.js';
 import { namespaceSchema } from './validation.js';
 
@@ -89,6 +90,13 @@ export class RouteService {
         this.facetsOf(namespace, window?.since ?? null, window?.until ?? null),
     };
     const result = await HANDLERS[decision.queryType](ctx);
+    const { pack, compacted } = await compactSessions(
+      this.scope.db,
+      result.pack,
+      vis,
+      this.scope.deps.config.charsPerToken,
+    );
+    result.pack = pack;
     const invalidatedFacts =
       decision.queryType === 'NO_SEARCH'
         ? []
@@ -101,6 +109,7 @@ export class RouteService {
         attributeValue: result.attribute,
         paths: result.paths,
         facets: result.facets,
+        compactedSessions: compacted,
         notes: [...route.notes, ...result.notes],
       },
       invalidatedFacts,

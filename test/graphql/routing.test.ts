@@ -19,7 +19,7 @@ const AUTO = /* GraphQL */ `
   query Auto($input: ContextInput!) {
     context(input: $input) {
       traceId text emptyReason
-      sections { kind items { kind id text } }
+      sections { kind items { kind id text score tokenEstimate } }
       route { ${ROUTE_FIELDS} }
       invalidatedFacts { factId subject { key } predicate object { key } status validTo }
     }
@@ -228,6 +228,36 @@ describe('intent-routed context (strategy AUTO)', () => {
     const june = await auto(gw, 'What happened with Caroline in June 2023?');
     expect(texts(june)).toMatch(/Denver/);
     expect(texts(june)).not.toMatch(/pottery|sunrise/);
+  });
+
+  it('more than two items of one session are replaced by its compact, scored by the best of them', async () => {
+    const pack = await auto(gw, 'What happened in May 2023?');
+    expect(pack.route.compactedSessions).toEqual(['chat-1']);
+    const items = pack.sections.flatMap((s) => s.items);
+    const compacts = items.filter((i) => i.kind === 'session');
+    expect(compacts).toHaveLength(1);
+    expect(compacts[0]!.text).toMatch(/^Session chat-1: 3 messages, 2023-05-01 – 2023-05-05\./);
+    // The stored compact holds a sentence of each message; the packed one is cut to cost no more
+    // than the items it replaced.
+    const stored = await gw.db.query<{ summary: string }>(
+      'SELECT summary FROM session_compacts WHERE namespace = $1 AND session_id = $2',
+      [NS, 'chat-1'],
+    );
+    for (const sentence of ['support group', 'sunrise', 'pottery'])
+      expect(stored.rows[0]!.summary).toContain(sentence);
+    expect(stored.rows[0]!.summary.startsWith(compacts[0]!.text)).toBe(true);
+    expect(compacts[0]!.text).toContain('support group');
+    // None of the replaced items is left beside it.
+    expect(items.filter((i) => i.kind === 'chunk' || i.kind === 'observation')).toEqual([]);
+    expect(pack.text).toContain('Session chat-1');
+    const { rows } = await gw.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM session_compacts WHERE namespace = $1',
+      [NS],
+    );
+    expect(rows[0]!.n).toBe(1);
+    // A session with a single selected item is left alone.
+    const june = await auto(gw, 'What happened with Caroline in June 2023?');
+    expect(june.route.compactedSessions).toEqual([]);
   });
 
   it('TEMPORAL_FACETS counts topics, entities and predicates without reading content', async () => {
