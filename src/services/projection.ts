@@ -4,7 +4,8 @@
  *
  * - `entity` → `upsertEntity`: attribute changes open a version valid from the entity's
  *   validFrom or else the observation's occurredAt, recorded with the observation id.
- * - `fact` → `writeFact`: created or reinforced (the observation id joins its evidence);
+ * - `fact` → `writeFact`: created or reinforced (the observation id joins its evidence; sourcePath
+ *   defaults to the observation's provenance uri);
  *   missing endpoints become placeholders that a later entity write fills in. validFrom
  *   defaults to occurredAt.
  * - `episode` → an entity of kind `episode` (key given, or `episode:<observationId>` and
@@ -200,13 +201,18 @@ async function applyAssertion(
     }
     case 'fact': {
       const f = assertion.value;
-      await writeFact(tx, ns, f, {
-        now: ctx.now,
-        defaultValidFrom: ctx.occurredAt,
-        observationId: ctx.observationId,
-        defaultScopes: ctx.scopes,
-        policy: ctx.policy,
-      });
+      await writeFact(
+        tx,
+        ns,
+        { ...f, sourcePath: f.sourcePath ?? ctx.sourcePath },
+        {
+          now: ctx.now,
+          defaultValidFrom: ctx.occurredAt,
+          observationId: ctx.observationId,
+          defaultScopes: ctx.scopes,
+          policy: ctx.policy,
+        },
+      );
       return [
         [f.subject, 'fact'],
         [f.object, 'fact'],

@@ -444,6 +444,59 @@ describe('recordObservations over HTTP', () => {
     expect(n).toBeGreaterThan(2);
   });
 
+  it('writes plain observations with a constant number of statements, whatever the batch size', async () => {
+    const batch = (prefix: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        source: { system: 'bulk', stream: prefix, externalId: `${prefix}-${i}` },
+        kind: 'chat.message',
+        occurredAt: '2024-07-01T00:00:00Z',
+        content: `Message ${i} about the ${prefix} launch`,
+      }));
+    const statements = async (obs: unknown[]) => {
+      const res = await gw.gql<{ recordObservations: Payload }>(RECORD, { ns, obs });
+      expect(res.data!.recordObservations.accepted).toBe(obs.length);
+      return res.extensions!.sql!.statements;
+    };
+    const small = await statements(batch('small', 5));
+    const large = await statements(batch('large', 200));
+    expect(large).toBe(small);
+    expect(large).toBeLessThanOrEqual(8);
+  });
+
+  it('carries the observation scopes and provenance to its node, chunk and facts', async () => {
+    const [r] = (
+      await record([
+        {
+          source: { system: 'wiki', externalId: 'w-1' },
+          kind: 'page.edited',
+          occurredAt: '2024-07-02T00:00:00Z',
+          scopes: ['workspace:w1', 'project:apollo'],
+          content: 'Scoped note',
+          provenance: { uri: 'https://wiki.example/p/1' },
+          assertions: [{ fact: { subject: 'page:1', predicate: 'EDITED_BY', object: 'person:zed' } }],
+        },
+      ])
+    ).results;
+    const { rows } = await gw.db.query<{
+      what: string;
+      scopes: string[];
+      visibility: string[];
+      path: string | null;
+    }>(
+      `SELECT 'entity' AS what, scopes, visibility, source_path AS path FROM entities WHERE namespace = $1 AND key = $2
+       UNION ALL SELECT 'chunk', scopes, visibility, source_path FROM chunks WHERE namespace = $1 AND observation_id = $2
+       UNION ALL SELECT 'fact', scopes, visibility, source_path FROM facts WHERE namespace = $1 AND subject = 'page:1'
+       ORDER BY 1`,
+      [ns, r!.key],
+    );
+    const scoped = { scopes: ['project:apollo', 'workspace:w1'], visibility: ['workspace:w1'] };
+    expect(rows).toEqual([
+      { what: 'chunk', ...scoped, path: 'https://wiki.example/p/1' },
+      { what: 'entity', ...scoped, path: 'https://wiki.example/p/1' },
+      { what: 'fact', ...scoped, path: 'https://wiki.example/p/1' },
+    ]);
+  });
+
   it('answers namespace and access errors as GraphQL errors, not items', async () => {
     const res = await gw.gql(RECORD, { ns: 'bad namespace!', obs: [] });
     expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
