@@ -226,3 +226,36 @@ describe('router LLM refinement', () => {
     expect(llm.calls).toHaveLength(0);
   });
 });
+
+describe('router handlers: pure parts', () => {
+  it('finds an attribute by key, case and separators aside, then by containment', async () => {
+    const { findAttribute } = await import('../../src/router/handlers/index.js');
+    const attrs = { Phone_Number: '555', email: 'a@b.c', home_city: 'Boston', empty: '' };
+    expect(findAttribute(attrs, 'phone number')).toEqual(['Phone_Number', '555']);
+    expect(findAttribute(attrs, 'city')).toEqual(['home_city', 'Boston']);
+    expect(findAttribute(attrs, 'phone')).toEqual(['Phone_Number', '555']);
+    expect(findAttribute(attrs, 'empty')).toBeNull();
+    expect(findAttribute(attrs, 'shoe_size')).toBeNull();
+  });
+
+  it('builds an extractive session summary: one leading sentence per message, capped', async () => {
+    const { extractiveSummary, COMPACT_MAX_CHARS } = await import('../../src/services/session-compaction.js');
+    const at = (d: string) => new Date(`${d}T10:00:00Z`);
+    const summary = extractiveSummary('s1', [
+      { content: 'We talked about hiking. Then lunch.', occurredAt: at('2023-05-01') },
+      { content: '  Melanie   painted a lake!  More text here.', occurredAt: at('2023-05-02') },
+      { content: 'no terminal punctuation', occurredAt: at('2023-05-03') },
+    ]);
+    expect(summary).toBe(
+      'Session s1: 3 messages, 2023-05-01 – 2023-05-03.\n- We talked about hiking.\n- Melanie painted a lake!\n- no terminal punctuation',
+    );
+    const long = extractiveSummary(
+      's2',
+      Array.from({ length: 100 }, (_, i) => ({
+        content: `Message number ${i} says something.`,
+        occurredAt: at('2023-05-01'),
+      })),
+    );
+    expect(long.length).toBeLessThanOrEqual(COMPACT_MAX_CHARS);
+  });
+});
