@@ -4,7 +4,16 @@
  * `.memgate` data directory, never an existing database.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -32,6 +41,37 @@ export interface Throwaway {
 
 export const STATEMENT_TIMEOUT_MS = 600_000;
 
+const DIR_PREFIX = 'memgate-bench-';
+const OWNER_FILE = 'owner.pid';
+
+/**
+ * A run killed while PGlite computes (WASM blocks the event loop, so no signal handler runs)
+ * leaves its directory behind: delete those whose owning process is gone.
+ */
+function reapStaleDirectories(): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith(DIR_PREFIX)) continue;
+    const dir = join(tmpdir(), name);
+    let owner: number;
+    try {
+      owner = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
+    } catch {
+      continue; // not ours to judge
+    }
+    if (!Number.isInteger(owner) || owner <= 0 || isAlive(owner)) continue;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export interface ThrowawayOptions {
   databaseUrl: string | undefined;
   /** Where a migrated empty PGlite template is kept between runs (initdb is the slow part). */
@@ -42,7 +82,9 @@ export interface ThrowawayOptions {
 export async function createThrowaway(backend: BenchBackend, options: ThrowawayOptions): Promise<Throwaway> {
   const { databaseUrl, embedding } = options;
   if (backend === 'pglite') {
-    const dir = mkdtempSync(join(tmpdir(), 'memgate-bench-'));
+    reapStaleDirectories();
+    const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
+    writeFileSync(join(dir, OWNER_FILE), String(process.pid));
     const template = join(options.cacheDir, `bench-pglite-template-${templateId(embedding)}.tar.gz`);
     return {
       location: { backend, dir },

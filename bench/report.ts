@@ -54,6 +54,7 @@ export function renderMarkdown(r: BenchResult): string {
           ms(c.p50),
           ms(c.p95),
           ms(c.p99),
+          ms(c.cpuMsPerRequest),
           c === f.concurrency[0] && f.statements ? `${f.statements.median} (max ${f.statements.max})` : '',
           c.errors || '',
         ]);

@@ -59,7 +59,12 @@ export interface ReadRun {
   p95: number;
   p99: number;
   errors: number;
-  perRun: { requests: number; rps: number; p50: number; p95: number; p99: number }[];
+  /**
+   * Gateway-process CPU time per request (median over runs). With PGlite it includes the
+   * database; unlike latency it does not grow when other processes compete for the cores.
+   */
+  cpuMsPerRequest: number;
+  perRun: { requests: number; rps: number; p50: number; p95: number; p99: number; cpuMsPerRequest: number }[];
 }
 
 export interface Overhead {
@@ -190,6 +195,17 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
     `database: ${throwaway.location.backend === 'pglite' ? throwaway.location.dir : throwaway.location.name}`,
   );
   let gateway: Awaited<ReturnType<typeof startGateway>> | null = null;
+  // Interrupted (Ctrl-C, a CI timeout): still stop the gateway and delete the database.
+  const onSignal = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping the gateway and deleting the throwaway database`);
+    void (async () => {
+      if (gateway) await gateway.stop().catch(() => undefined);
+      await throwaway.destroy().catch(() => undefined);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    })();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     const opened = await throwaway.openMigrated();
     const db = opened.db;
@@ -340,6 +356,8 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
       skipped,
     };
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     if (gateway) await gateway.stop().catch(() => undefined);
     await throwaway
       .destroy()
@@ -374,6 +392,7 @@ async function runRead(
     let errors = 0;
     for (let r = 0; r < options.runs; r++) {
       const requests = options.quick ? Math.max(10, c * 2) : Math.max(60, c * 8);
+      const cpuBefore = (await ctx.gateway.memory()).cpuMs;
       const result = await runLoad({
         url,
         concurrency: c,
@@ -381,6 +400,7 @@ async function runRead(
         maxMs: options.quick ? 1_500 : 10_000,
         body: (i) => body(r * 7919 + i),
       });
+      const cpuMs = (await ctx.gateway.memory()).cpuMs - cpuBefore;
       errors += result.errors;
       statements.push(...result.statements);
       gatewaySql.push(...result.sqlMs);
@@ -391,6 +411,7 @@ async function runRead(
         p50: l.p50,
         p95: l.p95,
         p99: l.p99,
+        cpuMsPerRequest: cpuMs / Math.max(1, result.latencies.length),
       });
       if (result.errors)
         log(`  ${scenario.name} c${c}: ${result.errors} errors, e.g. ${result.errorSamples[0]}`);
@@ -404,11 +425,12 @@ async function runRead(
       p95: median(perRun.map((p) => p.p95)),
       p99: median(perRun.map((p) => p.p99)),
       errors,
+      cpuMsPerRequest: median(perRun.map((p) => p.cpuMsPerRequest)),
       perRun,
     };
     concurrency.push(run);
     log(
-      `  ${scenario.name} c${c}: p50 ${run.p50.toFixed(2)} ms, p95 ${run.p95.toFixed(2)} ms, ${run.rps.toFixed(0)} req/s`,
+      `  ${scenario.name} c${c}: p50 ${run.p50.toFixed(2)} ms, p95 ${run.p95.toFixed(2)} ms, ${run.rps.toFixed(0)} req/s, gateway CPU ${run.cpuMsPerRequest.toFixed(2)} ms/req`,
     );
   }
 
