@@ -150,11 +150,15 @@ export async function upsertEntity(
   const before = existing.rows[0];
   const merged = mergeAttributes(before?.attributes ?? {}, w.attributes);
   if (!before) {
-    await q.query(
+    // FOR UPDATE cannot lock a row that does not exist yet: a concurrent first write of the
+    // same key makes this insert a no-op, and the upsert then retries as an update.
+    const inserted = await q.query(
       `/* insertEntity */
        INSERT INTO entities (namespace, key, kind, title, attributes, scopes, visibility, source_path, confidence,
                              origin, pii, pii_categories, last_seen)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6::text[], $7::text[], $8, $9, $10, $11, $12::text[], $13::timestamptz)`,
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6::text[], $7::text[], $8, $9, $10, $11, $12::text[], $13::timestamptz)
+       ON CONFLICT (namespace, key) DO NOTHING
+       RETURNING key`,
       [
         namespace,
         w.key,
@@ -171,6 +175,7 @@ export async function upsertEntity(
         w.validFrom,
       ],
     );
+    if (inserted.rows.length === 0) return upsertEntity(q, namespace, w);
     await insertVersion(q, namespace, w, merged);
     return 'CREATED';
   }
