@@ -41,6 +41,8 @@ interface ReadPath {
   w1Sees: boolean;
   /** Text every principal must see (a public row), when the path lists public rows. */
   allSee?: string;
+  /** Path-specific checks (counts, for instance, which markers cannot show). */
+  check?: (data: unknown, who: (typeof PRINCIPALS)[number]) => void;
 }
 
 const ACME = '"acme"';
@@ -184,6 +186,34 @@ const PATHS: ReadPath[] = [
     query: `{ typedContext(input: { namespaces: [${ACME}], anchors: [{ kind: "person", value: "hub" }], traverse: [{ relation: "knows", direction: OUT }] }) { anchors sections facts { factId object { key } } sources { key } used } }`,
     w1Sees: true,
     allSee: 'public-ent',
+  },
+  {
+    field: 'facets',
+    name: 'facets (counts)',
+    query: `{ facets(namespace: ${ACME}) { topics { key label count } entities { key label count } predicates { key label count } } }`,
+    w1Sees: false,
+    // Counts are a leak too: the w1 note and the w1 fact are counted for w1 only.
+    check: (data, who) => {
+      const facets = (data as { facets: Record<string, { key: string; count: number }[]> }).facets;
+      const count = (list: string, key: string) => facets[list]!.find((f) => f.key === key)?.count ?? 0;
+      expect(count('topics', 'note'), `facets topics as ${who}`).toBe(who === 'w1' ? 2 : 1);
+      expect(count('predicates', 'knows'), `facets predicates as ${who}`).toBe(who === 'w1' ? 3 : 2);
+      expect(count('predicates', 'LINKS_TO'), `facets links as ${who}`).toBe(who === 'w1' ? 1 : 0);
+    },
+  },
+  {
+    field: 'route',
+    name: 'route (entity hints)',
+    // The hint echoes the question; what it resolves to must respect visibility.
+    query: `{ route(input: { namespaces: [${ACME}], query: "What is the code of \\"sapphire-ent\\"?" }) { resolvedEntities { key title namespace matchedBy } } }`,
+    w1Sees: true,
+  },
+  {
+    field: 'context',
+    name: 'context (AUTO: routed relationship)',
+    query: `{ context(input: { namespaces: [${ACME}], strategy: AUTO, query: "How do \\"hub\\" and \\"sapphire-ent\\" know each other?" }) {
+        text sections { items { id text } } route { resolvedEntities { key title } paths { entities { key title } } } } }`,
+    w1Sees: true,
   },
   // Nested reads: every relation of a visible node applies the predicate too.
   {
@@ -437,6 +467,7 @@ describe('visibility: principals × read paths', () => {
             expect(text.includes(W1), `${label} shows a w1 row`).toBe(false);
           }
           if (path.allSee) expect(text, `${label} should show the public rows`).toContain(path.allSee);
+          path.check?.(res.data, who);
         }
       },
     );
