@@ -2,5 +2,6 @@
 // `registerCommand` from ./cli-registry.js (importing ./cli.js from a command deadlocks).
 import './cli/import-command.js';
 import './cli/reindex-command.js';
+import './cli/eval-command.js';
 import './auth/token-command.js';
 import '../bench/cli.js';

@@ -158,7 +158,9 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
   const report: RerankReport = { requested: rerankWanted, applied: false, reason: null, ms: 0 };
   let hits: SearchHitResult[] = found.slice(0, request.k).map((r) => toHit(r, null));
   if (rerankWanted && found.length > 0) {
-    hits = await rerankHits(ctx, request, found, neighbors, report);
+    if (query === '') report.reason = 'a listing has no query to rerank against';
+    else if (!ctx.llm.available) report.reason = 'no language model configured';
+    else hits = await rerankHits(ctx, request, found, neighbors, report);
   }
   return { hits, neighbors, channels: stats, rerank: report };
 }

@@ -92,10 +92,11 @@ export type ChannelWeights = z.infer<typeof channelWeightsSchema>;
 /**
  * Vector weight against lexical 1.0, by embedder family. Real embedding models are peers of
  * BM25. The offline SIF embedder is not: on the LoCoMo dev split (`npm run eval:locomo --
- * --sweep …`) it finds R@10 0.405 / MRR 0.257 against BM25's 0.631 / 0.468, and fused at 0.35
- * it pulls HYBRID down to 0.606 / 0.416; at 0.1 R@10 rises (0.640) but MRR falls (0.449). At
- * 0.02 it acts as a tie-breaker that helps every measure a little (R@5 0.559, R@10 0.632,
- * MRR 0.473; with session context 0.655 / 0.731 / 0.522 against 0.649 / 0.730 / 0.514).
+ * FILE… --sweep …`, 997 questions) it finds R@10 0.405 / MRR 0.257 against BM25's 0.631 /
+ * 0.467; fused at 0.35 it pulls HYBRID down to 0.606 / 0.416, at 0.1 R@10 rises (0.639) but
+ * MRR falls (0.449). At 0.02 it breaks near-ties of BM25 and helps every measure a little:
+ * R@5 0.559, R@10 0.632, MRR 0.472 (with session context: 0.655 / 0.731 / 0.522 against
+ * BM25's 0.649 / 0.730 / 0.514).
  */
 export const VECTOR_WEIGHT_BY_EMBEDDER: ReadonlyArray<[prefix: string, weight: number]> = [
   ['offline:', 0.02],

@@ -8,6 +8,7 @@ import { PurgeService } from './purge-service.js';
 import { GraphService } from './graph-service.js';
 import { ProvenanceService } from './provenance-service.js';
 import type { RequestScope } from './request-scope.js';
+import { SearchService } from './search-service.js';
 import { SnapshotService } from './snapshot-service.js';
 import { TypedContextService } from './typed-context-service.js';
 
@@ -19,6 +20,7 @@ export interface Services {
   documents: DocumentService;
   graph: GraphService;
   provenance: ProvenanceService;
+  search: SearchService;
   domainPacks: DomainPackService;
   snapshots: SnapshotService;
   typedContext: TypedContextService;
@@ -34,6 +36,7 @@ export function createServices(scope: RequestScope): Services {
     documents: new DocumentService(scope),
     graph: new GraphService(scope),
     provenance: new ProvenanceService(scope),
+    search: new SearchService(scope),
     domainPacks: new DomainPackService(scope),
     snapshots: new SnapshotService(scope),
     typedContext: new TypedContextService(scope),

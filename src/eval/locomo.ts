@@ -1,0 +1,328 @@
+import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { conversationIdOf, locomoToObservations } from '../../scripts/locomo-to-jsonl.js';
+import { createApp } from '../app.js';
+import { LOCAL_PRINCIPAL } from '../auth/principal.js';
+import { parseConfig } from '../config.js';
+import type { Database } from '../db/database.js';
+import { openPglite } from '../db/pglite-database.js';
+import { openPostgres } from '../db/postgres-database.js';
+import { observationId } from '../domain/ids.js';
+import { createLoaders } from '../loaders.js';
+import { createLogger } from '../logger.js';
+import { createEmbedder } from '../providers/create-embedder.js';
+import type { SearchMode } from '../retrieval/search.js';
+import type { ChannelWeights } from '../retrieval/settings.js';
+import { importJsonl } from '../services/import-service.js';
+import type { AppDeps } from '../services/request-scope.js';
+import { SearchService } from '../services/search-service.js';
+import { applySessionContext } from '../store/search-store.js';
+import {
+  type Aggregate,
+  type QuestionScore,
+  RECALL_KS,
+  aggregate,
+  parseEvidence,
+  percentile,
+  scoreRanking,
+} from './metrics.js';
+import { type ContextEvalStrategy, askThroughContext } from './locomo-context.js';
+
+/**
+ * The LoCoMo retrieval harness. Each conversation file is converted by
+ * `scripts/locomo-to-jsonl.ts` and imported through the import service into its own namespace
+ * (one observation per turn); then every question with evidence is asked through
+ * `SearchService.search` — the code path of the GraphQL `search` field — once per mode, and
+ * the evidence turns (the chunks of the observations whose externalId is the dia_id) are
+ * looked for in the top 20.
+ */
+
+export const CATEGORY_NAMES: Readonly<Record<number, string>> = {
+  1: 'multi-hop',
+  2: 'temporal',
+  3: 'open-domain',
+  4: 'single-hop',
+  5: 'adversarial',
+};
+
+export interface LocomoEvalOptions {
+  files: string[];
+  modes: SearchMode[];
+  /** Where the offline embedder keeps its cache (built once). */
+  dataDir: string;
+  /** Native PostgreSQL instead of an in-memory PGlite. */
+  databaseUrl?: string;
+  /** Embedder spec; the harness is meant for the offline default. */
+  embedder?: string;
+  /** Weights and RRF k for HYBRID (defaults: the configured ones). */
+  weights?: ChannelWeights | null;
+  rrfK?: number | null;
+  /** Extra HYBRID runs, one per vector weight, labelled `HYBRID@w`. */
+  sweepVectorWeights?: number[];
+  /** Only the first N questions of each file (quick runs). */
+  limit?: number;
+  /**
+   * After the import, rewrite each turn's search text to the session-context format (own text
+   * twice + previous turn; see store/search-store.ts) — measures it before writers adopt it.
+   */
+  sessionContext?: boolean;
+  /** Extra runs through context(strategy) — HYBRID against AUTO (issue 10), labelled `CONTEXT:<s>`. */
+  contextStrategies?: ContextEvalStrategy[];
+  log?: (message: string) => void;
+}
+
+export interface RunReport {
+  label: string;
+  mode: SearchMode | `CONTEXT_${ContextEvalStrategy}`;
+  weights: ChannelWeights | null;
+  overall: Aggregate;
+  byCategory: Record<string, Aggregate>;
+  latencyMs: { p50: number; p95: number };
+}
+
+export interface LocomoEvalReport {
+  files: string[];
+  embedder: string;
+  backend: string;
+  conversations: { file: string; namespace: string; turns: number; questions: number; importMs: number }[];
+  runs: RunReport[];
+  /** Evidence ids that name no turn of their conversation (they count as misses). */
+  unknownEvidence: number;
+  sessionContext: boolean;
+  createdAt: string;
+}
+
+interface Question {
+  namespace: string;
+  text: string;
+  category: number;
+  evidence: string[];
+  /** The day after the conversation's last turn: the reference time of context runs. */
+  asOf: Date;
+}
+
+interface RunSpec {
+  label: string;
+  mode: SearchMode;
+  weights: ChannelWeights | null;
+}
+
+export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoEvalReport> {
+  const log = options.log ?? (() => {});
+  const embedderSpec = options.embedder ?? 'offline';
+  const config = parseConfig({
+    MEMGATE_DATA_DIR: options.dataDir,
+    MEMGATE_EMBEDDER: embedderSpec,
+    MEMGATE_LOG_LEVEL: 'warn',
+  });
+  const logger = createLogger('warn', (line) => process.stderr.write(line));
+  const embedder = await createEmbedder(embedderSpec, { dataDir: options.dataDir, log });
+  const db: Database = options.databaseUrl
+    ? await openPostgres({ connectionString: options.databaseUrl, statementTimeoutMs: 60_000 })
+    : await openPglite({});
+  const app = await createApp(config, { db, embedder, logger });
+  try {
+    const questions: Question[] = [];
+    const diaOf = new Map<string, string>(); // observation id → dia id
+    const conversations: LocomoEvalReport['conversations'] = [];
+    let unknownEvidence = 0;
+    for (const file of options.files) {
+      const raw: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      const conversation = conversationIdOf(raw, file);
+      const namespace = `locomo-${conversation}`.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 128);
+      const observations = locomoToObservations(raw, conversation);
+      const turns = new Set<string>();
+      for (const o of observations) {
+        turns.add(o.source.externalId);
+        diaOf.set(
+          observationId(namespace, o.source, { kind: o.kind, occurredAt: o.occurredAt }),
+          o.source.externalId,
+        );
+      }
+      const lines = Readable.from(observations.map((o) => `${JSON.stringify(o)}\n`));
+      const summary = await importJsonl(app.deps, LOCAL_PRINCIPAL, lines, { namespace });
+      if (summary.rejected > 0)
+        throw new Error(`${file}: ${summary.rejected} turns rejected: ${summary.reasons.join('; ')}`);
+      if (options.sessionContext) await applySessionContext(app.deps.db, namespace);
+      let asked = 0;
+      const lastTurn = Math.max(...observations.map((o) => new Date(o.occurredAt).getTime()));
+      const asOf = new Date((Number.isFinite(lastTurn) ? lastTurn : Date.now()) + 86_400_000);
+      const qa = (raw as { qa?: unknown[] }).qa ?? [];
+      for (const item of qa) {
+        const q = item as { question?: unknown; category?: unknown; evidence?: unknown };
+        const evidence = parseEvidence(q.evidence);
+        if (typeof q.question !== 'string' || evidence.length === 0) continue;
+        if (options.limit !== undefined && asked >= options.limit) break;
+        asked++;
+        unknownEvidence += evidence.filter((e) => !turns.has(e)).length;
+        questions.push({ namespace, text: q.question, category: Number(q.category), evidence, asOf });
+      }
+      conversations.push({
+        file,
+        namespace,
+        turns: observations.length,
+        questions: asked,
+        importMs: Math.round(summary.ms),
+      });
+      log(
+        `${file}: ${observations.length} turns imported into ${namespace} in ${Math.round(summary.ms)} ms; ${asked} questions`,
+      );
+    }
+
+    const suffix = options.sessionContext ? '+ctx' : '';
+    const specs: RunSpec[] = options.modes.map((mode) => ({
+      label: `${mode}${suffix}`,
+      mode,
+      weights: mode === 'HYBRID' ? (options.weights ?? null) : null,
+    }));
+    for (const w of options.sweepVectorWeights ?? []) {
+      specs.push({
+        label: `HYBRID${suffix}@${w}`,
+        mode: 'HYBRID',
+        weights: { ...options.weights, vector: w },
+      });
+    }
+    const runs: RunReport[] = [];
+    for (const spec of specs) {
+      runs.push(await evaluate(app.deps, spec, questions, diaOf, options.rrfK ?? null));
+      const last = runs[runs.length - 1]!;
+      log(`${spec.label}: R@10 ${last.overall.recall[10].toFixed(3)}, MRR ${last.overall.mrr.toFixed(3)}`);
+    }
+    for (const strategy of options.contextStrategies ?? []) {
+      const last = await evaluateThroughContext(app.deps, strategy, questions, diaOf);
+      runs.push(last);
+      log(`${last.label}: R@10 ${last.overall.recall[10].toFixed(3)}, MRR ${last.overall.mrr.toFixed(3)}`);
+    }
+    return {
+      files: options.files,
+      embedder: embedder.model,
+      backend: db.backend,
+      conversations,
+      runs,
+      unknownEvidence,
+      sessionContext: options.sessionContext === true,
+      createdAt: new Date().toISOString(),
+    };
+  } finally {
+    await app.close();
+  }
+}
+
+async function evaluate(
+  deps: AppDeps,
+  spec: RunSpec,
+  questions: Question[],
+  diaOf: Map<string, string>,
+  rrfK: number | null,
+): Promise<RunReport> {
+  const k = Math.max(...RECALL_KS);
+  const scores: { category: number; score: QuestionScore }[] = [];
+  const latencies: number[] = [];
+  for (const q of questions) {
+    // A fresh request scope per question, as a GraphQL request would get.
+    const service = new SearchService({
+      deps,
+      db: deps.db,
+      principal: LOCAL_PRINCIPAL,
+      loaders: createLoaders(deps.db, LOCAL_PRINCIPAL.scopes),
+    });
+    const started = performance.now();
+    const result = await service.search({
+      namespaces: [q.namespace],
+      query: q.text,
+      k,
+      mode: spec.mode,
+      weights: spec.weights,
+      rrfK,
+    });
+    latencies.push(performance.now() - started);
+    const ranking = result.hits.map(
+      (h) => diaOf.get(h.chunk.observationId ?? '') ?? `chunk:${h.chunk.chunkId}`,
+    );
+    scores.push({ category: q.category, score: scoreRanking(ranking, q.evidence) });
+  }
+  const byCategory: Record<string, Aggregate> = {};
+  for (const category of [...new Set(scores.map((s) => s.category))].sort((a, b) => a - b)) {
+    byCategory[CATEGORY_NAMES[category] ?? String(category)] = aggregate(
+      scores.filter((s) => s.category === category).map((s) => s.score),
+    );
+  }
+  return {
+    label: spec.label,
+    mode: spec.mode,
+    weights: spec.weights,
+    overall: aggregate(scores.map((s) => s.score)),
+    byCategory,
+    latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)) },
+  };
+}
+
+async function evaluateThroughContext(
+  deps: AppDeps,
+  strategy: ContextEvalStrategy,
+  questions: Question[],
+  diaOf: Map<string, string>,
+): Promise<RunReport> {
+  const k = Math.max(...RECALL_KS);
+  const scores: { category: number; score: QuestionScore }[] = [];
+  const latencies: number[] = [];
+  for (const q of questions) {
+    const started = performance.now();
+    scores.push({ category: q.category, score: await askThroughContext(deps, strategy, q, diaOf, k) });
+    latencies.push(performance.now() - started);
+  }
+  const byCategory: Record<string, Aggregate> = {};
+  for (const category of [...new Set(scores.map((s) => s.category))].sort((a, b) => a - b)) {
+    byCategory[CATEGORY_NAMES[category] ?? String(category)] = aggregate(
+      scores.filter((s) => s.category === category).map((s) => s.score),
+    );
+  }
+  return {
+    label: `CONTEXT:${strategy}`,
+    mode: `CONTEXT_${strategy}`,
+    weights: null,
+    overall: aggregate(scores.map((s) => s.score)),
+    byCategory,
+    latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)) },
+  };
+}
+
+/** The report as a fixed-width table: one block per run, overall first, then per category. */
+export function formatReport(report: LocomoEvalReport): string {
+  const header = ['run', 'slice', 'questions', 'R@5', 'R@10', 'R@20', 'MRR', 'p50 ms', 'p95 ms'];
+  const rows: string[][] = [];
+  for (const run of report.runs) {
+    const line = (slice: string, a: Aggregate, latency: boolean) => [
+      run.label,
+      slice,
+      String(a.questions),
+      a.recall[5].toFixed(3),
+      a.recall[10].toFixed(3),
+      a.recall[20].toFixed(3),
+      a.mrr.toFixed(3),
+      latency ? run.latencyMs.p50.toFixed(1) : '',
+      latency ? run.latencyMs.p95.toFixed(1) : '',
+    ];
+    rows.push(line('overall', run.overall, true));
+    for (const [name, a] of Object.entries(run.byCategory)) rows.push(line(name, a, false));
+  }
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (cells: string[]) =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const title =
+    `LoCoMo retrieval (${report.conversations.length} conversations, ` +
+    `${report.conversations.reduce((a, c) => a + c.questions, 0)} questions with evidence; ` +
+    `embedder ${report.embedder}; ${report.backend}${report.sessionContext ? '; session context' : ''})`;
+  const lines = [title, fmt(header), widths.map((w) => '-'.repeat(w)).join('  ')];
+  let previous = '';
+  for (const r of rows) {
+    if (previous && r[0] !== previous) lines.push('');
+    previous = r[0]!;
+    lines.push(fmt(r));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}

@@ -1,0 +1,26 @@
+import type { SearchHitModel } from '../../services/search-service.js';
+import { builder } from '../builder.js';
+import { ChannelRankRef } from './channel-rank.js';
+import { ChunkRef } from './chunk.js';
+
+export const SearchHitRef = builder.objectRef<SearchHitModel>('SearchHit').implement({
+  description: 'A found fragment, with how each channel ranked it.',
+  fields: (t) => ({
+    chunk: t.field({ type: ChunkRef, resolve: (h) => h.chunk }),
+    score: t.float({
+      description: 'Fused score: weighted RRF plus bonuses. Orders hits; it is not a confidence.',
+      resolve: (h) => h.score,
+    }),
+    rrf: t.float({ description: 'The weighted RRF part of score.', resolve: (h) => h.rrf }),
+    exactIdBonus: t.float({
+      description: 'The exact-identifier bonus (0.010) when the text contains an identifier of the query.',
+      resolve: (h) => h.exactIdBonus,
+    }),
+    rerankScore: t.float({
+      nullable: true,
+      description: 'LLM relevance 0–1 when rerank ran and succeeded; null otherwise. Usable as a confidence.',
+      resolve: (h) => h.rerankScore,
+    }),
+    channels: t.field({ type: [ChannelRankRef], resolve: (h) => h.channels }),
+  }),
+});
