@@ -386,6 +386,14 @@ describe('search and recall', () => {
     expect(one.sources[0]).toMatchObject({ namespace: 'kb', title: 'Connection pool' });
     expect(one.context).toContain('## RELATED ENTITIES');
     expect(one.context).toContain('- [doc:oncall] (document) On-call handbook (distance 1)');
+    // Two hops: the deploy guide's neighbour (the pool) and, through it, the on-call handbook.
+    const two = await search({ namespaces: ['kb'], query: 'E1234', k: 1, hops: 2 });
+    expect(keys(two)).toEqual(['doc:deploy']);
+    expect(two.neighbors.map((n) => [n.entity.key, n.distance])).toEqual([
+      ['doc:pool', 1],
+      ['doc:oncall', 2],
+    ]);
+    expect(two.neighbors[1]!.via.subject.key).toBe('doc:oncall');
     const none = await search({ namespaces: ['kb'], query: 'HTTP 504 gateway timeouts', k: 1, hops: 0 });
     expect(none.neighbors).toEqual([]);
     expect(none.channelStats.some((s) => s.channel === 'graph')).toBe(false);
