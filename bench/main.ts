@@ -1,10 +1,11 @@
 /** `npm run bench` and `memgate bench`: options, the run, the report. */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchBackend } from './database.js';
 import type { SizeName } from './generate.js';
 import { renderMarkdown, writeResults } from './report.js';
-import type { BenchOptions } from './runner.js';
+import type { BenchOptions, BenchResult } from './runner.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -25,6 +26,7 @@ export const BENCH_USAGE = `Usage: npm run bench -- [options]        (or: npx me
                           retainDocuments, assertFacts)
   --seed N                generator seed (default 42)
   --out DIR               results directory (default bench/results)
+  --render FILE.json      only re-render the Markdown of a results file
 
 Prints a Markdown table and writes <size>-<backend>.json and .md under the results directory.
 No thresholds are asserted: the figures are for reading, not for failing.
@@ -124,6 +126,16 @@ function positiveInt(flag: string, v: string): number {
 export async function benchMain(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(BENCH_USAGE);
+    return 0;
+  }
+  if (argv[0] === '--render') {
+    // Re-renders the Markdown of a results file (after a change to the report's layout).
+    const file = argv[1];
+    if (!file) throw new Error('--render needs a results .json file');
+    const result = JSON.parse(readFileSync(file, 'utf8')) as BenchResult;
+    const md = renderMarkdown(result);
+    writeFileSync(file.replace(/\.json$/, '.md'), md);
+    process.stdout.write(md);
     return 0;
   }
   let options: ReturnType<typeof parseBenchArgs>;

@@ -103,6 +103,8 @@ export interface IngestFigure {
   rejected: number;
   firstRejection?: string;
   statementsPerBatch: number | null;
+  /** Gateway-process CPU time per item (PGlite: database included). */
+  cpuMsPerItem: number;
   derived?: { unit: string; count: number; perSec: number };
 }
 
@@ -513,6 +515,7 @@ async function runIngest(
   let items = 0;
   let rejected = 0;
   let firstRejection: string | undefined;
+  const cpuBefore = (await ctx.gateway.memory()).cpuMs;
   for (let b = 0; b < batches; b++) {
     const batch = scenario.batch(ctx.ds, b, size);
     const t = performance.now();
@@ -534,6 +537,7 @@ async function runIngest(
     items += batch.items;
   }
   const total = times.reduce((a, b) => a + b, 0);
+  const cpuMs = (await ctx.gateway.memory()).cpuMs - cpuBefore;
   const derivedCount = scenario.derived ? await scenario.derived(ctx) : null;
   const figure: IngestFigure = {
     name: scenario.name,
@@ -548,6 +552,7 @@ async function runIngest(
     rejected,
     ...(firstRejection ? { firstRejection } : {}),
     statementsPerBatch: statements.length ? median(statements) : null,
+    cpuMsPerItem: cpuMs / Math.max(1, items),
     ...(derivedCount ? { derived: { ...derivedCount, perSec: (derivedCount.count / total) * 1000 } } : {}),
   };
   log(

@@ -34,6 +34,8 @@ import { vectorChannel } from '../retrieval/channels/vector.js';
 import { type FusedCandidate, fuse } from '../retrieval/fusion.js';
 import { extractIdentifiers } from '../retrieval/identifiers.js';
 import { resolveSettings } from '../retrieval/settings.js';
+import type { RouteValue } from '../router/route-value.js';
+import type { FactRow } from '../store/fact-store.js';
 import { insertTraces } from '../store/trace-store.js';
 import {
   type BlockedCandidate,
@@ -89,6 +91,13 @@ export interface CompileRequest {
   maxDistance: number | null;
   /** Per-request RRF weight overrides (unset channels keep the strategy's). */
   weights?: Partial<Record<CompilerChannel, number>> | null;
+  /**
+   * Time window (AUTO's TEMPORAL route): chunks whose occurred_at (else created_at) lies in
+   * [since, until); only the query channels run, so every item comes from inside the window.
+   */
+  window?: { since: Date | null; until: Date | null } | null;
+  /** AUTO: the routing decision, stored with the trace. */
+  route?: Record<string, unknown> | null;
 }
 
 export interface CompilePrincipal {
@@ -158,6 +167,10 @@ export interface ContextPackValue {
   emptyReason: string | null;
   traceId: string;
   text: string;
+  /** strategy AUTO: how the query was routed (see src/router); absent otherwise. */
+  route?: RouteValue | null;
+  /** strategy AUTO: facts about the entities involved that held before and no longer do. */
+  invalidatedFacts?: FactRow[];
 }
 
 export type Decision = 'INCLUDED' | 'EXCLUDED' | 'BLOCKED';
@@ -267,12 +280,20 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
     if (typeof w === 'number') plan.weights[channel as CompilerChannel] = w;
   }
   const weights: Record<string, number> = { ...plan.weights, multi_hop: MULTI_HOP_WEIGHT };
+  if (req.window)
+    plan.channels = plan.channels.filter((c) => c === 'vector' || c === 'lexical' || c === 'exact');
   const runner = new ChannelRunner(deps.channelTimeoutMs, deps.onChannelError);
   const on = (c: CompilerChannel) => plan.channels.includes(c);
   const query = plan.usesQuery ? req.query : '';
   const hasQuery = query.trim().length > 0;
   const perChannel = Math.min(CHANNEL_LIMIT, Math.max(20, req.k * Math.max(2, req.namespaces.length)));
-  const filter: ChunkFilter = { ...NO_FILTERS, namespaces: req.namespaces, visibleScopes: vis };
+  const filter: ChunkFilter = {
+    ...NO_FILTERS,
+    namespaces: req.namespaces,
+    visibleScopes: vis,
+    since: req.window?.since ?? null,
+    until: req.window?.until ?? null,
+  };
   const scopes = req.scopes.length > 0 ? req.scopes : null;
 
   // ---------------------------------------------------------------- stage A: query channels
@@ -807,6 +828,15 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
     asOf: req.asOf?.toISOString() ?? null,
     k: req.k,
     maxDistance: req.maxDistance,
+    ...(req.window
+      ? {
+          window: {
+            since: req.window.since?.toISOString() ?? null,
+            until: req.window.until?.toISOString() ?? null,
+          },
+        }
+      : {}),
+    ...(req.route ? { route: req.route } : {}),
     // Only the size of the caller's state: its content is never stored.
     ephemeralContext: {
       present: req.ephemeralContext !== null && req.ephemeralContext !== undefined,

@@ -38,10 +38,25 @@ import './types/channel-stat.js';
 import './types/rerank-report.js';
 import './types/search-result.js';
 import './types/answer.js';
+import './types/context-input.js';
+import './types/score-signals.js';
+import './types/context-item.js';
+import './types/context-section.js';
+import './types/dropped-item.js';
+import './types/budget-report.js';
+import './types/facet-count.js';
+import './types/facets.js';
+import './types/time-window.js';
+import './types/resolved-entity.js';
+import './types/attribute-value.js';
+import './types/route-input.js';
+import './types/route.js';
+import './types/context-pack.js';
+import './types/context-trace.js';
+import './types/audit-entry.js';
 import './types/domain-pack.js';
 import './types/snapshot.js';
 import './types/typed-context.js';
-import './types/audit-entry.js';
 
 export const schema = builder.toSchema({ sortSchema: false });
 

@@ -12,6 +12,7 @@ import { channelWeightsSchema } from '../retrieval/settings.js';
 import { maskForPrincipal } from '../security/pii-masking.js';
 import { type TraceRow, findTrace } from '../store/trace-store.js';
 import type { RequestScope } from './request-scope.js';
+import { RouteService } from './route-service.js';
 import { keySchema, namespaceSchema, scopeSchema } from './validation.js';
 
 export const CONTEXT_LIMITS = {
@@ -57,7 +58,7 @@ export const contextInputSchema = z.object({
   ephemeralContext: z.unknown().optional(),
   // Absent means the default; an explicit null, zero, a negative or a fraction is an error.
   budgetTokens: budgetSchema.optional(),
-  strategy: z.enum(CONTEXT_STRATEGIES).nullish(),
+  strategy: z.enum([...CONTEXT_STRATEGIES, 'AUTO']).nullish(),
   asOf: z.date().nullish(),
   k: z
     .number()
@@ -107,7 +108,7 @@ export class ContextService {
       subject: input.subject ?? null,
       ephemeralContext: input.ephemeralContext ?? null,
       budgetTokens: input.budgetTokens ?? CONTEXT_LIMITS.defaultBudget,
-      strategy: input.strategy ?? 'HYBRID',
+      strategy: input.strategy === 'AUTO' ? 'HYBRID' : (input.strategy ?? 'HYBRID'),
       asOf: input.asOf ?? null,
       k: input.k ?? CONTEXT_LIMITS.defaultK,
       maxDistance: input.maxDistance ?? null,
@@ -133,6 +134,10 @@ export class ContextService {
       onChannelError: (channel, error) =>
         deps.logger.warn('context channel failed', { channel, error: String(error) }),
     };
+    // AUTO: the router picks the handler, each handler compiles what its route needs.
+    if (input.strategy === 'AUTO') {
+      return new RouteService(this.scope).compileAuto(request, (r) => compileContext(r, compileDeps));
+    }
     return compileContext(request, compileDeps);
   }
 

@@ -1,11 +1,13 @@
 import { AuditService } from './audit-service.js';
+import { ContextService } from './context-service.js';
+import { RouteService } from './route-service.js';
 import { DocumentService } from './document-service.js';
 import { DomainPackService } from './domain-pack-service.js';
 import { EntityService } from './entity-service.js';
 import { FactService } from './fact-service.js';
+import { GraphService } from './graph-service.js';
 import { ObservationService } from './observation-service.js';
 import { PurgeService } from './purge-service.js';
-import { GraphService } from './graph-service.js';
 import { ProvenanceService } from './provenance-service.js';
 import type { RequestScope } from './request-scope.js';
 import { SearchService } from './search-service.js';
@@ -21,10 +23,12 @@ export interface Services {
   graph: GraphService;
   provenance: ProvenanceService;
   search: SearchService;
+  context: ContextService;
+  route: RouteService;
+  audit: AuditService;
   domainPacks: DomainPackService;
   snapshots: SnapshotService;
   typedContext: TypedContextService;
-  audit: AuditService;
 }
 
 export function createServices(scope: RequestScope): Services {
@@ -37,9 +41,11 @@ export function createServices(scope: RequestScope): Services {
     graph: new GraphService(scope),
     provenance: new ProvenanceService(scope),
     search: new SearchService(scope),
+    context: new ContextService(scope),
+    route: new RouteService(scope),
+    audit: new AuditService(scope),
     domainPacks: new DomainPackService(scope),
     snapshots: new SnapshotService(scope),
     typedContext: new TypedContextService(scope),
-    audit: new AuditService(scope),
   };
 }

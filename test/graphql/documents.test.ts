@@ -351,7 +351,7 @@ describe('documents: retainDocuments and source()', () => {
     expect((await source('batch', 'doc:7'))!.kind).toBe('runbook');
   });
 
-  it('flags personal data on the document and on each chunk', async () => {
+  it('flags personal data, masks it for principals without PII access, audits access for those with it', async () => {
     const content = '# Contacts\n\nWrite to jane.doe@example.com or call +44 20 7946 0958.';
     await retain('pii', [
       { key: 'doc:contacts', title: 'Contacts', content, provenance: { author: 'jane.doe@example.com' } },
@@ -364,6 +364,16 @@ describe('documents: retainDocuments and source()', () => {
       `SELECT pii, pii_categories FROM chunks WHERE namespace = 'pii' AND node_key = 'doc:contacts'`,
     );
     expect(chunkPii.rows).toEqual([{ pii: true, pii_categories: ['email', 'phone'] }]);
+
+    const masked = await source('pii', 'doc:contacts', 'reader');
+    expect(masked!.content).toBe('# Contacts\n\nWrite to [email] or call [phone].');
+    expect(masked!.provenance).toEqual({ author: '[email]' });
+
+    const audits = () =>
+      count(`SELECT count(*)::int AS n FROM audit_log WHERE namespace = 'pii' AND action = 'pii_access'`);
+    expect(await audits()).toBe(0);
+    expect((await source('pii', 'doc:contacts', 'auditor'))!.content).toBe(content);
+    expect(await audits()).toBe(1);
   });
 
   it('hides documents outside the principal scopes and rewrites visibility instead of merging it', async () => {

@@ -1,0 +1,15 @@
+import type { ContextPackValue } from '../../compiler/compile.js';
+import { builder } from '../builder.js';
+import { DroppedItemRef } from './dropped-item.js';
+
+export const BudgetReportRef = builder.objectRef<ContextPackValue['budget']>('BudgetReport').implement({
+  description: 'How the token budget was spent.',
+  fields: (t) => ({
+    maxTokens: t.exposeInt('maxTokens'),
+    used: t.exposeInt('used', { description: 'Tokens charged: banner, section headers and item blocks.' }),
+    truncated: t.exposeBoolean('truncated', {
+      description: 'True when the ephemeral context (CURRENT) had to be cut (or left out) to fit.',
+    }),
+    dropped: t.field({ type: [DroppedItemRef], resolve: (b) => b.dropped }),
+  }),
+});

@@ -1,0 +1,20 @@
+import type { ScoreSignals } from '../../compiler/signals.js';
+import { builder } from '../builder.js';
+import { ChannelRankRef } from './channel-rank.js';
+
+export const ScoreSignalsRef = builder.objectRef<ScoreSignals>('ScoreSignals').implement({
+  description:
+    'Every term of an item’s score: weighted RRF over the channels that found it plus the tie-break bonuses. ' +
+    'RRF values are for ordering only, never a confidence.',
+  fields: (t) => ({
+    rrf: t.exposeFloat('rrf', { description: 'Σ weight / (rrfK + rank + 1) over the channels below.' }),
+    channels: t.field({ type: [ChannelRankRef], resolve: (s) => s.channels }),
+    exactId: t.exposeFloat('exactId', {
+      description: '+0.010 when the item matches an identifier of the query.',
+    }),
+    scope: t.exposeFloat('scope', { description: '+0.004 when the item carries a requested scope.' }),
+    current: t.exposeFloat('current', { description: '+0.003 for a fact whose interval is still open.' }),
+    evidence: t.exposeFloat('evidence', { description: '+0.002 per evidence rank of a fact (ASSERTED 3).' }),
+    freshness: t.exposeFloat('freshness', { description: 'Up to +0.005, halving every 14 days of age.' }),
+  }),
+});
