@@ -32,7 +32,7 @@ const envSchema = z.object({
     .default(8 * 1024 * 1024),
   MEMGATE_MAX_DEPTH: z.coerce.number().int().min(2).max(100).default(12),
   MEMGATE_MAX_ALIASES: z.coerce.number().int().min(0).max(1000).default(30),
-  MEMGATE_MAX_COST: z.coerce.number().int().min(10).default(20_000),
+  MEMGATE_MAX_COST: z.coerce.number().int().min(10).default(50_000),
   MEMGATE_MAX_LIST_SIZE: z.coerce.number().int().min(1).default(1000),
   MEMGATE_PERSISTED_OPERATIONS: z.string().min(1).optional(),
 });
@@ -122,7 +122,7 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
   ['MEMGATE_MAX_BODY_BYTES', '8388608', 'largest accepted request body'],
   ['MEMGATE_MAX_DEPTH', '12', 'deepest field nesting of an operation (LIMIT_EXCEEDED beyond)'],
   ['MEMGATE_MAX_ALIASES', '30', 'aliased fields per operation, fragments expanded'],
-  ['MEMGATE_MAX_COST', '20000', 'estimated objects per operation (lists × page sizes)'],
+  ['MEMGATE_MAX_COST', '50000', 'estimated objects per operation (lists × page sizes)'],
   ['MEMGATE_MAX_LIST_SIZE', '1000', 'longest list in any argument (ids, batch items…)'],
   ['MEMGATE_PERSISTED_OPERATIONS', '(unset)', 'JSON file of allowed operations; others are refused'],
 ];

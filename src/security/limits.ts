@@ -61,7 +61,7 @@ export interface QueryLimits {
 export const DEFAULT_LIMITS: QueryLimits = {
   maxDepth: 12,
   maxAliases: 30,
-  maxCost: 20_000,
+  maxCost: 50_000,
   maxListSize: 1000,
   maxTokens: 5000,
   maxDocumentNesting: 64,
@@ -369,7 +369,10 @@ export function operationCost(
       if (isLeafType(named)) continue;
       const size = sizeOf(values);
       const list = isListType(getNullableType(fieldDef.type));
-      const multiplier = list ? (size ?? pending ?? DEFAULT_LIST_SIZE) : 1;
+      // A parent's size argument sizes only its connection lists, not every list below it.
+      const inherited =
+        selection.name.value === 'edges' || selection.name.value === 'nodes' ? pending : undefined;
+      const multiplier = list ? (size ?? inherited ?? DEFAULT_LIST_SIZE) : 1;
       const childPending = list ? undefined : size;
       const below =
         selection.selectionSet && isCompositeType(named)

@@ -106,9 +106,23 @@ describe('query limits', () => {
     expect(costly.errors?.[0]?.extensions).toMatchObject({
       code: 'LIMIT_EXCEEDED',
       limit: 'cost',
-      max: 20000,
+      max: 50000,
     });
     expect(costly.extensions?.sql?.statements ?? 0).toBe(0);
+  });
+
+  it('lets an agent ask for the largest context pack with its usual selection', async () => {
+    const res = await gw.gql(/* GraphQL */ `
+      query Pack {
+        context(input: { namespaces: ["lim"], query: "status of the payments service", k: 64 }) {
+          traceId text tokenEstimate warnings
+          sections { kind items { id kind text title score conflict tokenEstimate
+            signals { rrf exactId scope current evidence freshness channels { channel rank score } }
+            provenance { steps { kind id label uri } } } }
+          budget { maxTokens used truncated dropped { id reason tokenEstimate } }
+        }
+      }`);
+    expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
   });
 
   it('refuses lists longer than 1000 items in any argument, literal or variable', async () => {
