@@ -8,6 +8,20 @@ import type { Database, Queryable } from '../src/db/database.js';
 export interface CapturedStatement {
   sql: string;
   params: unknown[];
+  /** When the request issued it and when its result arrived (performance.now()). */
+  start: number;
+  end: number;
+}
+
+export interface CaptureSummary {
+  statements: number;
+  /** Sum of the statements' times as the gateway saw them (ms). */
+  sumMs: number;
+  /**
+   * Wall time during which at least one of the request's statements was in flight (ms): the
+   * SQL on the request's critical path. On PostgreSQL channels overlap, so this is below the sum.
+   */
+  wallMs: number;
 }
 
 export interface ReplayResult {
@@ -26,23 +40,33 @@ export class StatementCapture {
   private last: CapturedStatement[] = [];
 
   constructor(private readonly raw: Database) {
-    const record = (sql: string, params: readonly unknown[] | undefined) => {
-      this.recording?.push({ sql, params: params ? [...params] : [] });
+    const record = <T>(
+      sql: string,
+      params: readonly unknown[] | undefined,
+      run: () => Promise<T>,
+    ): Promise<T> => {
+      const list = this.recording;
+      if (!list) return run();
+      // A deep copy: a caller may reuse or mutate its parameter arrays after the call.
+      const entry: CapturedStatement = {
+        sql,
+        params: params ? structuredClone([...params]) : [],
+        start: performance.now(),
+        end: 0,
+      };
+      list.push(entry);
+      return run().finally(() => {
+        entry.end = performance.now();
+      });
     };
     const recorded = (q: Queryable): Queryable => ({
-      query: (sql, params) => {
-        record(sql, params);
-        return q.query(sql, params);
-      },
+      query: (sql, params) => record(sql, params, () => q.query(sql, params)),
     });
     // Spread first: adapter extras (`pglite`, `pool`) stay reachable for code that uses them.
     this.db = {
       ...raw,
       backend: raw.backend,
-      query: (sql, params) => {
-        record(sql, params);
-        return raw.query(sql, params);
-      },
+      query: (sql, params) => record(sql, params, () => raw.query(sql, params)),
       transaction: (name, fn) => raw.transaction(name, (tx) => fn(recorded(tx))),
       exec: (sql) => raw.exec(sql),
       close: () => raw.close(),
@@ -53,10 +77,26 @@ export class StatementCapture {
     this.recording = [];
   }
 
-  stop(): CapturedStatement[] {
+  stop(): CaptureSummary {
     this.last = this.recording ?? [];
     this.recording = null;
-    return this.last;
+    const done = this.last.filter((s) => s.end > 0).sort((a, b) => a.start - b.start);
+    // Union of the [start, end] intervals.
+    let wallMs = 0;
+    let open: { from: number; to: number } | null = null;
+    for (const s of done) {
+      if (open && s.start <= open.to) open.to = Math.max(open.to, s.end);
+      else {
+        if (open) wallMs += open.to - open.from;
+        open = { from: s.start, to: s.end };
+      }
+    }
+    if (open) wallMs += open.to - open.from;
+    return {
+      statements: this.last.length,
+      sumMs: done.reduce((a, s) => a + (s.end - s.start), 0),
+      wallMs,
+    };
   }
 
   /** Runs the last capture's statements one after another on the raw driver, `repeats` times. */

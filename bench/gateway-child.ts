@@ -81,7 +81,7 @@ async function handle(request: ChildRequest): Promise<unknown> {
       capture.start();
       return null;
     case 'capture-stop':
-      return capture.stop().length;
+      return capture.stop();
     case 'replay':
       return capture.replay(request.repeats);
     case 'query':

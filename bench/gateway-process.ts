@@ -3,7 +3,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { ReplayResult } from './capture.js';
+import type { CaptureSummary, ReplayResult } from './capture.js';
 import type { Location } from './database.js';
 import type { ChildMemory, ChildRequest } from './gateway-child.js';
 
@@ -15,7 +15,7 @@ export interface GatewayProcess {
   startMs: number;
   startMemory: ChildMemory;
   captureStart(): Promise<void>;
-  captureStop(): Promise<number>;
+  captureStop(): Promise<CaptureSummary>;
   replay(repeats: number): Promise<ReplayResult>;
   query<R>(sql: string, params?: unknown[]): Promise<R[]>;
   memory(): Promise<ChildMemory>;
@@ -83,7 +83,7 @@ export async function startGateway(
     startMs: performance.now() - started,
     startMemory,
     captureStart: () => ask<void>({ type: 'capture-start' }),
-    captureStop: () => ask<number>({ type: 'capture-stop' }),
+    captureStop: () => ask<CaptureSummary>({ type: 'capture-stop' }),
     replay: (repeats) => ask<ReplayResult>({ type: 'replay', repeats }),
     query: (sql, params) => ask({ type: 'query', sql, params }),
     memory: () => ask<ChildMemory>({ type: 'memory' }),
