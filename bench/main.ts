@@ -1,10 +1,11 @@
 /** `npm run bench` and `memgate bench`: options, the run, the report. */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchBackend } from './database.js';
 import type { SizeName } from './generate.js';
 import { renderMarkdown, writeResults } from './report.js';
+import { renderSummary } from './summary.js';
 import type { BenchOptions, BenchResult } from './runner.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,6 +28,7 @@ export const BENCH_USAGE = `Usage: npm run bench -- [options]        (or: npx me
   --seed N                generator seed (default 42)
   --out DIR               results directory (default bench/results)
   --render FILE.json      only re-render the Markdown of a results file
+  --summary [FILE.json…]  only print one table across results files (default: bench/results/[SL]-*.json)
 
 Prints a Markdown table and writes <size>-<backend>.json and .md under the results directory.
 No thresholds are asserted: the figures are for reading, not for failing.
@@ -126,6 +128,19 @@ function positiveInt(flag: string, v: string): number {
 export async function benchMain(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(BENCH_USAGE);
+    return 0;
+  }
+  if (argv[0] === '--summary') {
+    // One table across the results files given (default: every full run in bench/results).
+    const dir = join(root, 'bench', 'results');
+    const files =
+      argv.length > 1
+        ? argv.slice(1)
+        : readdirSync(dir)
+            .filter((f) => /^[SL]-(pglite|postgres)\.json$/.test(f))
+            .map((f) => join(dir, f));
+    const results = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as BenchResult);
+    process.stdout.write(renderSummary(results));
     return 0;
   }
   if (argv[0] === '--render') {
