@@ -238,12 +238,12 @@ async function runChannels(
     wanted.has('exact') && s.exact.enabled ? extractIdentifiers(query, s.exact.maxTokens) : [];
   if (identifiers.length > 0) {
     tasks.push(
-      timed(stats, 'exact', () => exactChannel(ctx.db, { filter, tokens: identifiers, limit: pool })).then(
-        (found) => {
-          lists.set('exact', found);
-          for (const c of found) if (c.exactMatches > 0) exact.set(candidateId(c), c.exactMatches);
-        },
-      ),
+      timed(stats, 'exact', () =>
+        exactChannel(ctx.db, { filter, tokens: identifiers, limit: pool, fuzzy: s.exact.fuzzy }),
+      ).then((found) => {
+        lists.set('exact', found);
+        for (const c of found) if (c.exactMatches > 0) exact.set(candidateId(c), c.exactMatches);
+      }),
     );
   }
   await Promise.all(tasks);

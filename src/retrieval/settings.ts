@@ -39,6 +39,8 @@ export const exactSettingsSchema = z.object({
   weight,
   /** At most this many identifier-like tokens are looked up. */
   maxTokens: z.number().int().min(1).max(32),
+  /** Near matches by trigram similarity too (costly at 100k chunks; see channels/exact.ts). */
+  fuzzy: z.boolean(),
 });
 
 export const graphSettingsSchema = z.object({
@@ -112,7 +114,7 @@ const BASE: RetrievalSettings = {
   vector: { enabled: true, weight: 1.0, efSearch: 100 },
   lexical: { enabled: true, weight: 1.0, k1: 1.2, b: 0.75, maxTerms: 64 },
   // An identifier the caller typed is strong evidence; its bonus (+0.010) does the rest.
-  exact: { enabled: true, weight: 1.0, maxTokens: 8 },
+  exact: { enabled: true, weight: 1.0, maxTokens: 8, fuzzy: false },
   graph: { enabled: true, weight: 0.7, seeds: 8, maxNodes: 40, maxEdgesPerNode: 50 },
   rrfK: DEFAULT_RRF_K,
   // The seed's rerank pool: up to 12 hits plus neighbours with text, 600 characters each.

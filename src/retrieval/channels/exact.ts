@@ -6,6 +6,12 @@ export interface ExactChannelInput {
   /** Identifier-like tokens of the query (see identifiers.ts), at least 3 characters each. */
   tokens: string[];
   limit: number;
+  /**
+   * Also take near matches (pg_trgm word similarity ≥ 0.6, e.g. a mistyped SHA). Off by default:
+   * at 100k chunks the similarity scan and its recheck cost tens of milliseconds, literal
+   * containment through the same index about one.
+   */
+  fuzzy?: boolean;
 }
 
 export interface ExactCandidate extends ChunkCandidate {
@@ -15,10 +21,10 @@ export interface ExactCandidate extends ChunkCandidate {
 
 /**
  * Identifier lookup through the trigram index on chunk text: a chunk is a candidate when it
- * contains a token (ILIKE with the token's LIKE metacharacters escaped) or is a close
- * trigram match for it (`<%`, word similarity ≥ pg_trgm.word_similarity_threshold, 0.6 by
- * default — catches a mistyped SHA or code). Raw score = literal matches + best similarity,
- * so containing two of the identifiers beats resembling one.
+ * contains a token (ILIKE with the token's LIKE metacharacters escaped) or, with `fuzzy`, is
+ * a close trigram match for it (`<%`, word similarity ≥ pg_trgm.word_similarity_threshold,
+ * 0.6 by default). Raw score = literal matches + best word similarity, so containing two of
+ * the identifiers beats containing one.
  */
 export async function exactChannel(q: Queryable, input: ExactChannelInput): Promise<ExactCandidate[]> {
   const tokens = input.tokens.filter((t) => t.length >= 3);
@@ -41,7 +47,8 @@ export async function exactChannel(q: Queryable, input: ExactChannelInput): Prom
                 strpos(lower(c.text), tk.token) > 0 AS contained,
                 word_similarity(tk.token, c.text) AS similarity
          FROM chunks c
-         WHERE (c.text ILIKE tk.pattern OR tk.token <% c.text) AND ${chunkFilterSql('c', 3)}
+         WHERE ${input.fuzzy ? '(c.text ILIKE tk.pattern OR tk.token <% c.text)' : 'c.text ILIKE tk.pattern'}
+           AND ${chunkFilterSql('c', 3)}
          ORDER BY 3 DESC, 4 DESC, c.namespace, c.chunk_id
          LIMIT $2
        ) m
