@@ -125,6 +125,8 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
     const listed = await timed(stats, 'list', () => listingChannel(ctx.db, { filter, limit: request.k }));
     ranked = listed.map((c, rank) => ({
       id: candidateId(c),
+      namespace: c.namespace,
+      nodeKey: c.nodeKey,
       rrf: 0,
       score: 0,
       exactIdBonus: 0,
@@ -135,17 +137,16 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
     ranked = fuseLists(lists, s);
   }
 
+  // The channels already return each chunk's node, so the graph walk does not wait for the
+  // rows: both run at once (they overlap on PostgreSQL).
   const head = ranked.slice(0, poolSize);
-  const rows = await ctx.loadChunks(head.map((r) => parseCandidateId(r.id)));
-  const found = head
-    .map((r, i) => ({ ...r, chunk: rows[i] ?? null }))
-    .filter((r): r is RankedId & { chunk: ChunkRow } => r.chunk !== null);
-
-  const neighbors =
-    s.graph.enabled && request.hops > 0 && found.length > 0
-      ? await timed(stats, 'graph', () =>
+  const seeds = distinctNodes(head.slice(0, Math.min(request.k, s.graph.seeds)));
+  const [rows, neighbors] = await Promise.all([
+    ctx.loadChunks(head.map((r) => parseCandidateId(r.id))),
+    s.graph.enabled && request.hops > 0 && seeds.length > 0
+      ? timed(stats, 'graph', () =>
           graphChannel(ctx.db, {
-            seeds: distinctNodes(found.slice(0, Math.min(request.k, s.graph.seeds)).map((r) => r.chunk)),
+            seeds,
             namespaces: request.namespaces,
             visibleScopes: ctx.visibleScopes,
             hops: request.hops,
@@ -153,7 +154,11 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
             maxEdgesPerNode: s.graph.maxEdgesPerNode,
           }),
         )
-      : [];
+      : Promise.resolve([]),
+  ]);
+  const found = head
+    .map((r, i) => ({ ...r, chunk: rows[i] ?? null }))
+    .filter((r): r is RankedId & { chunk: ChunkRow } => r.chunk !== null);
 
   const report: RerankReport = { requested: rerankWanted, applied: false, reason: null, ms: 0 };
   let hits: SearchHitResult[] = found.slice(0, request.k).map((r) => toHit(r, null));
@@ -167,6 +172,8 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
 
 interface RankedId {
   id: string;
+  namespace: string;
+  nodeKey: string;
   rrf: number;
   score: number;
   exactIdBonus: number;
@@ -255,17 +262,32 @@ function fuseLists(
   s: RetrievalSettings,
 ): RankedId[] {
   const input = new Map<string, RankedCandidate[]>();
-  for (const [channel, list] of lists)
+  const nodes = new Map<string, ChunkCandidate>();
+  for (const [channel, list] of lists) {
     input.set(
       channel,
-      list.map((c) => ({ id: candidateId(c), score: c.score })),
+      list.map((c) => {
+        const id = candidateId(c);
+        nodes.set(id, c);
+        return { id, score: c.score };
+      }),
     );
+  }
   const fused = fuse(input, fusionWeights(s), s.rrfK);
   // Stable sort: equal scores keep fuse()'s deterministic order.
   return fused
     .map((f) => {
       const exactIdBonus = scoreBonuses({ exactId: exact.has(f.id) }).exactId;
-      return { id: f.id, rrf: f.rrf, score: f.rrf + exactIdBonus, exactIdBonus, channels: f.channels };
+      const c = nodes.get(f.id)!;
+      return {
+        id: f.id,
+        namespace: c.namespace,
+        nodeKey: c.nodeKey,
+        rrf: f.rrf,
+        score: f.rrf + exactIdBonus,
+        exactIdBonus,
+        channels: f.channels,
+      };
     })
     .sort((a, b) => b.score - a.score);
 }
@@ -293,6 +315,8 @@ async function rerankHits(
     const rrf = s.graph.weight / (s.rrfK + rank + 1);
     pool.push({
       id: candidateId(chunk),
+      namespace: chunk.namespace,
+      nodeKey: chunk.nodeKey,
       rrf,
       score: rrf,
       exactIdBonus: 0,
@@ -340,14 +364,16 @@ function toHit(r: RankedId & { chunk: ChunkRow }, rerankScore: number | null): S
   };
 }
 
-function nodeId(c: ChunkRow): string {
+function nodeId(c: { namespace: string; nodeKey: string }): string {
   return `${c.namespace}\u0000${c.nodeKey}`;
 }
 
-function distinctNodes(chunks: ChunkRow[]): { namespace: string; key: string }[] {
+function distinctNodes(
+  items: { namespace: string; nodeKey: string }[],
+): { namespace: string; key: string }[] {
   const seen = new Set<string>();
   const out: { namespace: string; key: string }[] = [];
-  for (const c of chunks) {
+  for (const c of items) {
     if (seen.has(nodeId(c))) continue;
     seen.add(nodeId(c));
     out.push({ namespace: c.namespace, key: c.nodeKey });

@@ -32,6 +32,7 @@ export async function exactChannel(q: Queryable, input: ExactChannelInput): Prom
   const { rows } = await q.query<{
     namespace: string;
     chunkId: unknown;
+    nodeKey: string;
     score: unknown;
     exactMatches: unknown;
   }>(
@@ -41,23 +42,23 @@ export async function exactChannel(q: Queryable, input: ExactChannelInput): Prom
               '%' || replace(replace(replace(lower(t), '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%' AS pattern
        FROM unnest($1::text[]) AS t
      ), matches AS (
-       SELECT m.namespace, m.chunk_id, m.contained, m.similarity
+       SELECT m.namespace, m.chunk_id, m.node_key, m.contained, m.similarity
        FROM tokens tk CROSS JOIN LATERAL (
-         SELECT c.namespace, c.chunk_id,
+         SELECT c.namespace, c.chunk_id, c.node_key,
                 strpos(lower(c.text), tk.token) > 0 AS contained,
                 word_similarity(tk.token, c.text) AS similarity
          FROM chunks c
          WHERE ${input.fuzzy ? '(c.text ILIKE tk.pattern OR tk.token <% c.text)' : 'c.text ILIKE tk.pattern'}
            AND ${chunkFilterSql('c', 3)}
-         ORDER BY 3 DESC, 4 DESC, c.namespace, c.chunk_id
+         ORDER BY contained DESC, similarity DESC, c.namespace, c.chunk_id
          LIMIT $2
        ) m
      )
-     SELECT namespace, chunk_id AS "chunkId",
+     SELECT namespace, chunk_id AS "chunkId", node_key AS "nodeKey",
             count(*) FILTER (WHERE contained) + max(similarity) AS score,
             count(*) FILTER (WHERE contained) AS "exactMatches"
      FROM matches
-     GROUP BY namespace, chunk_id
+     GROUP BY namespace, chunk_id, node_key
      ORDER BY score DESC, namespace, chunk_id
      LIMIT $2`,
     [tokens, input.limit, ...chunkFilterParams(input.filter)],
@@ -65,6 +66,7 @@ export async function exactChannel(q: Queryable, input: ExactChannelInput): Prom
   return rows.map((r) => ({
     namespace: r.namespace,
     chunkId: Number(r.chunkId),
+    nodeKey: r.nodeKey,
     score: Number(r.score),
     exactMatches: Number(r.exactMatches),
   }));

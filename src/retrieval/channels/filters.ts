@@ -55,6 +55,8 @@ export function chunkFilterParams(f: ChunkFilter): unknown[] {
 export interface ChunkCandidate {
   namespace: string;
   chunkId: number;
+  /** The entity owning the chunk: lets the graph walk start before the rows are loaded. */
+  nodeKey: string;
   score: number | null;
 }
 
@@ -70,11 +72,12 @@ export function parseCandidateId(id: string): { namespace: string; chunkId: numb
 
 /** Rows from either backend: bigint and numeric may come back as strings. */
 export function toCandidates(
-  rows: { namespace: string; chunkId: unknown; score: unknown }[],
+  rows: { namespace: string; chunkId: unknown; nodeKey: string; score: unknown }[],
 ): ChunkCandidate[] {
   return rows.map((r) => ({
     namespace: r.namespace,
     chunkId: Number(r.chunkId),
+    nodeKey: r.nodeKey,
     score: r.score == null ? null : Number(r.score),
   }));
 }

@@ -36,7 +36,7 @@ export interface LexicalChannelInput {
  */
 export async function lexicalChannel(q: Queryable, input: LexicalChannelInput): Promise<ChunkCandidate[]> {
   if (input.limit <= 0 || input.query.trim() === '') return [];
-  const { rows } = await q.query<{ namespace: string; chunkId: unknown; score: unknown }>(
+  const { rows } = await q.query<{ namespace: string; chunkId: unknown; nodeKey: string; score: unknown }>(
     `/* lexicalChannel */
      WITH corpus AS MATERIALIZED (
        SELECT st.namespace, coalesce(ns.ts_config, 'english'::regconfig) AS cfg,
@@ -66,7 +66,7 @@ export async function lexicalChannel(q: Queryable, input: LexicalChannelInput): 
        ORDER BY score DESC, p.namespace, p.chunk_id
        LIMIT $6
      )
-     SELECT s.namespace, s.chunk_id AS "chunkId", s.score
+     SELECT s.namespace, s.chunk_id AS "chunkId", c.node_key AS "nodeKey", s.score
      FROM scored s
      JOIN chunks c ON c.namespace = s.namespace AND c.chunk_id = s.chunk_id
      WHERE ${chunkFilterSql('c', 7)}

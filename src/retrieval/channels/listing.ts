@@ -19,9 +19,9 @@ export interface ListingChannelInput {
  */
 export async function listingChannel(q: Queryable, input: ListingChannelInput): Promise<ChunkCandidate[]> {
   if (input.limit <= 0) return [];
-  const { rows } = await q.query<{ namespace: string; chunkId: unknown; score: unknown }>(
+  const { rows } = await q.query<{ namespace: string; chunkId: unknown; nodeKey: string; score: unknown }>(
     `/* listingChannel */
-     SELECT c.namespace, c.chunk_id AS "chunkId", NULL::float8 AS score
+     SELECT c.namespace, c.chunk_id AS "chunkId", c.node_key AS "nodeKey", NULL::float8 AS score
      FROM chunks c
      WHERE ${chunkFilterSql('c', 2)}
      ORDER BY coalesce(c.occurred_at, c.created_at) DESC, c.namespace, c.node_key, c.ord
