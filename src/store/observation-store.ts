@@ -54,29 +54,7 @@ export async function findObservationsByIds(
 }
 
 /** A new observation as the write path stores it (status already decided for plain items). */
-export interface ObservationWrite {
-  observationId: string;
-  sourceSystem: string;
-  sourceStream: string | null;
-  sourceExternalId: string | null;
-  kind: string;
-  occurredAt: Date;
-  recordedAt: Date;
-  actorType: string | null;
-  actorId: string | null;
-  subjectType: string | null;
-  subjectId: string | null;
-  scopes: string[];
-  visibility: string[];
-  content: string | null;
-  data: unknown;
-  provenance: unknown;
-  status: ObservationStatus;
-  statusReason: string | null;
-  sessionId: string | null;
-  pii: boolean;
-  piiCategories: string[];
-}
+export type ObservationWrite = Omit<ObservationRow, 'namespace'>;
 
 /**
  * Which of `ids` are already recorded. Write-side dedup must see every row whatever the
