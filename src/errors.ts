@@ -11,7 +11,8 @@ export type ErrorCode =
   | 'SCHEMA_VIOLATION'
   | 'LIMIT_EXCEEDED'
   | 'PAGE_SIZE_EXCEEDED'
-  | 'UNAVAILABLE';
+  | 'UNAVAILABLE'
+  | 'KEY_UNAVAILABLE';
 
 export class MemgateError extends GraphQLError {
   readonly code: ErrorCode;
@@ -27,6 +28,14 @@ export const notFound = (message: string) => new MemgateError('NOT_FOUND', messa
 export const forbidden = (message: string) => new MemgateError('FORBIDDEN', message);
 export const conflict = (message: string, details?: Record<string, unknown>) =>
   new MemgateError('CONFLICT', message, details);
+
+/**
+ * The one answer to a write that would collide with a row the caller cannot see (its key or
+ * source identity is taken). Always the same code and message, so it names nothing hidden.
+ */
+export const KEY_UNAVAILABLE_MESSAGE =
+  'Not written: this key or source identity is taken in the namespace by a row you cannot see or change.';
+export const keyUnavailable = () => new MemgateError('KEY_UNAVAILABLE', KEY_UNAVAILABLE_MESSAGE);
 
 /** One readable line per zod issue, with the path into the input. */
 export function describeIssues(error: z.ZodError): { path: string; message: string }[] {

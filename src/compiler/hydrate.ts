@@ -11,7 +11,7 @@
 import type { Queryable } from '../db/database.js';
 import { EVIDENCE_RANK, type EvidenceClass } from '../domain/evidence.js';
 import { relevantTo } from '../retrieval/channels/facts.js';
-import { visibleTo } from '../store/visibility.js';
+import { factVisibleTo, visibleTo } from '../store/visibility.js';
 import {
   type BlockReason,
   type BlockedCandidate,
@@ -171,7 +171,7 @@ export async function hydrateFacts(q: Queryable, refs: Pair[], ctx: HydrateConte
                          WHERE e.namespace = f.namespace AND e.key = f.subject AND ${visibleTo('e', '$3')}) s
      CROSS JOIN LATERAL (SELECT e.title, e.pii FROM entities e
                          WHERE e.namespace = f.namespace AND e.key = f.object AND ${visibleTo('e', '$3')}) o
-     WHERE f.namespace = ANY($1::text[]) AND f.fact_id = ANY($2::text[]) AND ${visibleTo('f', '$3')}`,
+     WHERE f.namespace = ANY($1::text[]) AND f.fact_id = ANY($2::text[]) AND ${factVisibleTo('f', '$3')}`,
     [
       distinct(refs.map((r) => r.namespace)),
       refs.map((r) => r.id),

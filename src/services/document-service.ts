@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertCanRead, assertCanWrite } from '../auth/principal.js';
+import { assertCanRead, assertCanWrite, visibilityParam } from '../auth/principal.js';
 import type { Queryable } from '../db/database.js';
 import {
   DEFAULT_MAX_CHARS,
@@ -32,7 +32,6 @@ import {
   updateLinkFactScopes,
   writeDocumentBody,
 } from '../store/document-store.js';
-import { upsertEntity } from '../store/entity-store.js';
 import {
   type WritePayload,
   type WriteResult,
@@ -41,6 +40,7 @@ import {
   rejectionFor,
   toPayload,
 } from './batch.js';
+import { upsertVisibleEntity } from './entity-service.js';
 import type { RequestScope } from './request-scope.js';
 import {
   jsonObjectSchema,
@@ -288,26 +288,35 @@ export class DocumentService {
     tsConfig: string,
   ): Promise<{ status: WriteStatus; created: boolean }> {
     const key = doc.input.key;
-    const state = await lockDocumentState(tx, ns, key);
+    const vis = visibilityParam(this.scope.principal);
+    // A hidden document reads as absent here; the upsert then finds its key taken.
+    const state = await lockDocumentState(tx, ns, key, vis);
     if (isUnchanged(state, doc)) return { status: 'UNCHANGED', created: false };
     if (!doc.chunks) {
       throw conflict('The document changed while this batch was being written; send it again.');
     }
-    const status = await upsertEntity(tx, ns, {
-      key,
-      kind: doc.kind,
-      title: doc.title,
-      attributes: null,
-      validFrom: now,
-      scopes: doc.scopes,
-      visibility: doc.visibility,
-      sourcePath: doc.sourcePath,
-      confidence: null,
-      origin: 'AGENT',
-      pii: doc.pii.pii,
-      piiCategories: doc.pii.categories,
-      observationId: null,
-    });
+    // Before the document's own scopes change: the links are the ones the writer sees now.
+    if (state) await updateLinkFactScopes(tx, ns, key, doc.sourcePath, doc.scopes, doc.visibility, vis);
+    const status = await upsertVisibleEntity(
+      tx,
+      ns,
+      {
+        key,
+        kind: doc.kind,
+        title: doc.title,
+        attributes: null,
+        validFrom: now,
+        scopes: doc.scopes,
+        visibility: doc.visibility,
+        sourcePath: doc.sourcePath,
+        confidence: null,
+        origin: 'AGENT',
+        pii: doc.pii.pii,
+        piiCategories: doc.pii.categories,
+        observationId: null,
+      },
+      vis,
+    );
     await writeDocumentBody(tx, ns, {
       key,
       content: doc.input.content,
@@ -320,7 +329,6 @@ export class DocumentService {
       piiCategories: doc.pii.categories,
     });
     await replaceChunks(tx, ns, key, doc.chunks, tsConfig);
-    if (state) await updateLinkFactScopes(tx, ns, key, doc.sourcePath, doc.scopes, doc.visibility);
     // Same title and attributes but new text is still an update of the document.
     return { status: status === 'UNCHANGED' ? 'UPDATED' : status, created: state === null };
   }
@@ -342,7 +350,8 @@ export class DocumentService {
     const wanted = doc.links.filter((t) => existing.has(t));
     const missing = doc.links.filter((t) => !existing.has(t));
     // A document that did not exist before this item has no links yet.
-    const open = created ? [] : await findOpenDocumentLinks(tx, ns, key);
+    const vis = visibilityParam(this.scope.principal);
+    const open = created ? [] : await findOpenDocumentLinks(tx, ns, key, vis);
     const openTargets = new Set(open.map((l) => l.object));
     const wantedSet = new Set(wanted);
     const add = wanted.filter((t) => !openTargets.has(t));
@@ -360,7 +369,7 @@ export class DocumentService {
         visibility: doc.visibility,
       })),
     );
-    await closeLinkFacts(tx, ns, close, now);
+    await closeLinkFacts(tx, ns, close, now, vis);
     return { changed: add.length > 0 || close.length > 0, missing };
   }
 }

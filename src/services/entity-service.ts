@@ -1,9 +1,17 @@
 import { z } from 'zod';
-import { assertCanRead, assertCanWrite } from '../auth/principal.js';
-import { parseInput } from '../errors.js';
+import { assertCanRead, assertCanWrite, visibilityParam } from '../auth/principal.js';
+import type { Queryable } from '../db/database.js';
+import { keyUnavailable, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
 import { nsKey } from '../loaders.js';
-import { type EntityRow, countEntities, listEntities, upsertEntity } from '../store/entity-store.js';
+import {
+  type EntityRow,
+  type EntityWrite,
+  type EntityWriteStatus,
+  countEntities,
+  listEntities,
+  upsertEntity,
+} from '../store/entity-store.js';
 import { type WritePayload, type WriteResult, rejected, toPayload, writeEach } from './batch.js';
 import { type Page, type PageArgs, decodeCursor, encodeCursor, pageWindow, toPage } from './pagination.js';
 import type { RequestScope } from './request-scope.js';
@@ -62,21 +70,26 @@ export class EntityService {
           key: e.key,
           attributes: e.attributes,
         });
-        const status = await upsertEntity(tx, ns, {
-          key: e.key,
-          kind: e.kind,
-          title: e.title ?? e.key,
-          attributes: e.attributes ?? null,
-          validFrom: e.validFrom ?? now,
-          scopes: e.scopes ?? [],
-          visibility: visibilityScopes(e.scopes ?? []),
-          sourcePath: e.sourcePath ?? null,
-          confidence: e.confidence ?? null,
-          origin: 'AGENT',
-          pii: false,
-          piiCategories: [],
-          observationId: null,
-        });
+        const status = await upsertVisibleEntity(
+          tx,
+          ns,
+          {
+            key: e.key,
+            kind: e.kind,
+            title: e.title ?? e.key,
+            attributes: e.attributes ?? null,
+            validFrom: e.validFrom ?? now,
+            scopes: e.scopes ?? [],
+            visibility: visibilityScopes(e.scopes ?? []),
+            sourcePath: e.sourcePath ?? null,
+            confidence: e.confidence ?? null,
+            origin: 'AGENT',
+            pii: false,
+            piiCategories: [],
+            observationId: null,
+          },
+          visibilityParam(this.scope.principal),
+        );
         return { index, status, key: e.key, id: globalId('Entity', ns, e.key) };
       },
       (error) => this.scope.deps.logger.error('upsertEntities item failed', { error: String(error) }),
@@ -120,6 +133,21 @@ export class EntityService {
     );
     return { ...result, totalCount: total };
   }
+}
+
+/**
+ * Upserts an entity the writer can see; a key taken by a hidden entity is rejected with the
+ * one collision answer (KEY_UNAVAILABLE), never updated.
+ */
+export async function upsertVisibleEntity(
+  tx: Queryable,
+  namespace: string,
+  w: EntityWrite,
+  visibleScopes: string[] | null,
+): Promise<Exclude<EntityWriteStatus, 'HIDDEN'>> {
+  const status = await upsertEntity(tx, namespace, w, visibleScopes);
+  if (status === 'HIDDEN') throw keyUnavailable();
+  return status;
 }
 
 function describe(error: z.ZodError): string {

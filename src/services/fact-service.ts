@@ -3,8 +3,9 @@ import { assertCanWrite } from '../auth/principal.js';
 import type { Queryable } from '../db/database.js';
 import { EVIDENCE_CLASSES, type FactSupport, reinforce } from '../domain/evidence.js';
 import { factId as computeFactId } from '../domain/ids.js';
-import { badInput, conflict, notFound, parseInput } from '../errors.js';
+import { badInput, conflict, keyUnavailable, notFound, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
+import { visibilityParam } from '../auth/principal.js';
 import { ensurePlaceholders, mergeAttributes } from '../store/entity-store.js';
 import {
   closeSuperseded,
@@ -19,6 +20,7 @@ import {
   reinforceFact,
   retractFactRow,
 } from '../store/fact-store.js';
+import { findExistingObservationIds } from '../store/observation-store.js';
 import { type WritePayload, type WriteResult, rejected, toPayload, writeEach } from './batch.js';
 import { MAX_BATCH } from './entity-service.js';
 import type { RequestScope } from './request-scope.js';
@@ -86,6 +88,8 @@ export interface FactWriteContext {
   supersedes?: string | null;
   /** Strict-mode checks of the namespace's domain packs (absent: not checked here). */
   policy?: SchemaPolicy | null;
+  /** The writer's visibility scopes (null: all): only rows it can see are found or changed. */
+  visibleScopes: string[] | null;
 }
 
 export interface FactWriteOutcome {
@@ -133,10 +137,20 @@ export async function writeFact(
   const id = computeFactId(namespace, input.subject, input.predicate, input.object, validFrom);
   const contradicts = contradictedFactIds(input.attributes);
   if (contradicts.includes(id)) throw badInput('A fact cannot contradict itself.');
+  const vis = ctx.visibleScopes;
   if (contradicts.length > 0) {
-    const known = await existingFactIds(tx, namespace, contradicts);
+    const known = await existingFactIds(tx, namespace, contradicts, vis);
     const missing = contradicts.filter((c) => !known.has(c));
     if (missing.length > 0) throw notFound(`contradicts names unknown facts: ${missing.join(', ')}`);
+  }
+  // Evidence the caller names must be an observation it can see (hidden reads as absent).
+  const cited = [...new Set(input.observationIds ?? [])];
+  if (cited.length > 0) {
+    const known = await findExistingObservationIds(tx, namespace, cited, vis);
+    const missing = cited.filter((c) => !known.has(c));
+    if (missing.length > 0) {
+      throw notFound(`observationIds names unknown observations: ${missing.slice(0, 20).join(', ')}`);
+    }
   }
   const evidence = input.evidence ?? 'ASSERTED';
   const confidence = input.confidence ?? 1;
@@ -152,10 +166,12 @@ export async function writeFact(
     input.validFrom
       ? null
       : { subject: input.subject, predicate: input.predicate, object: input.object, inForceAt: validFrom },
+    vis,
   );
   let created = false;
   if (!existing) {
-    await ensurePlaceholders(tx, namespace, [...new Set([input.subject, input.object])]);
+    const hidden = await ensurePlaceholders(tx, namespace, [...new Set([input.subject, input.object])], vis);
+    if (hidden > 0) throw keyUnavailable();
     created = await insertFact(tx, namespace, {
       factId: id,
       subject: input.subject,
@@ -173,9 +189,10 @@ export async function writeFact(
       attributes: input.attributes ?? {},
       supersedes: ctx.supersedes ?? null,
     });
-    // A concurrent writer created the same fact first: this assertion reinforces theirs.
-    if (!created) existing = await lockFact(tx, namespace, id);
-    if (!created && !existing) throw new Error(`fact ${id} was neither inserted nor found`);
+    // A concurrent writer created the same fact first: this assertion reinforces theirs,
+    // unless the fact with this id is one the caller cannot see.
+    if (!created) existing = await lockFact(tx, namespace, id, vis);
+    if (!created && !existing) throw keyUnavailable();
   }
   if (existing && (existing.status === 'SUPERSEDED' || existing.status === 'RETRACTED')) {
     return {
@@ -197,17 +214,23 @@ export async function writeFact(
       support = reinforce(support, { observationId: obs, confidence, evidence });
     const mergedScopes = [...new Set([...existing.scopes, ...scopes])].sort();
     becameActive = existing.status === 'EVIDENCE_LOST';
-    await reinforceFact(tx, namespace, existing.factId, {
-      observationIds: [...support.observationIds],
-      confidence: support.confidence,
-      evidence: support.evidence,
-      scopes: mergedScopes,
-      visibility: visibilityScopes(mergedScopes),
-      attributes: mergeAttributes(existing.attributes, input.attributes ?? null),
-      sourcePath: input.sourcePath ?? null,
-      supersedes: ctx.supersedes ?? null,
-      status: 'ACTIVE',
-    });
+    await reinforceFact(
+      tx,
+      namespace,
+      existing.factId,
+      {
+        observationIds: [...support.observationIds],
+        confidence: support.confidence,
+        evidence: support.evidence,
+        scopes: mergedScopes,
+        visibility: visibilityScopes(mergedScopes),
+        attributes: mergeAttributes(existing.attributes, input.attributes ?? null),
+        sourcePath: input.sourcePath ?? null,
+        supersedes: ctx.supersedes ?? null,
+        status: 'ACTIVE',
+      },
+      vis,
+    );
   }
   const target = existing ?? {
     factId: id,
@@ -219,7 +242,7 @@ export async function writeFact(
   };
   const marked = new Set<string>();
   if (becameActive) {
-    const rivals = await findOverlappingRivals(tx, namespace, target);
+    const rivals = await findOverlappingRivals(tx, namespace, target, vis);
     if (rivals.length > 0 && (await isSingleValued(tx, namespace, input.predicate))) {
       for (const r of rivals) marked.add(r);
     }
@@ -227,7 +250,7 @@ export async function writeFact(
   const explicit = contradicts.filter((c) => !existing?.conflictsWith.includes(c));
   for (const c of explicit) marked.add(c);
   const conflictsWith = [...marked].sort();
-  await markConflicts(tx, namespace, target.factId, conflictsWith);
+  await markConflicts(tx, namespace, target.factId, conflictsWith, vis);
   return {
     status: existing ? 'REINFORCED' : 'CREATED',
     factId: target.factId,
@@ -265,6 +288,7 @@ export class FactService {
           observationId: null,
           defaultScopes: [],
           policy: schemaPolicyFor(this.scope),
+          visibleScopes: this.visibleScopes(),
         });
         return this.result(ns, index, outcome.status, outcome.factId, outcome.message);
       },
@@ -289,7 +313,7 @@ export class FactService {
       'supersedeFact',
       [{ index: 0, value: input }],
       async (tx, value, index) => {
-        const old = await lockFact(tx, ns, factId);
+        const old = await lockFact(tx, ns, factId, this.visibleScopes());
         if (!old) throw notFound(`No fact ${JSON.stringify(factId.slice(0, 80))} in namespace "${ns}".`);
         const validFrom = value.validFrom ?? now;
         const successorId = computeFactId(ns, value.subject, value.predicate, value.object, validFrom);
@@ -324,6 +348,7 @@ export class FactService {
             defaultScopes: old.scopes,
             supersedes: old.factId,
             policy: schemaPolicyFor(this.scope),
+            visibleScopes: this.visibleScopes(),
           },
         );
         const note = `supersedes ${old.factId}${outcome.message ? `; ${outcome.message}` : ''}`;
@@ -344,17 +369,21 @@ export class FactService {
       'retractFact',
       [{ index: 0, value: factId }],
       async (tx, id, index) => {
-        const fact = await lockFact(tx, ns, id);
+        const fact = await lockFact(tx, ns, id, this.visibleScopes());
         if (!fact) throw notFound(`No fact ${JSON.stringify(id.slice(0, 80))} in namespace "${ns}".`);
         if (fact.status === 'RETRACTED') return this.result(ns, index, 'UNCHANGED', id, 'already retracted');
         await retractFactRow(tx, ns, id, why, now);
         // A retraction resolves the conflicts this fact took part in.
-        await dropConflictReferences(tx, ns, [id]);
+        await dropConflictReferences(tx, ns, [id], this.visibleScopes());
         return this.result(ns, index, 'UPDATED', id, null);
       },
       (error) => this.logUnexpected('retractFact', error),
     );
     return toPayload(written);
+  }
+
+  private visibleScopes(): string[] | null {
+    return visibilityParam(this.scope.principal);
   }
 
   private writableNamespace(namespace: string): string {

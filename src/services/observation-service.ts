@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { assertCanWrite } from '../auth/principal.js';
+import { assertCanWrite, visibilityParam } from '../auth/principal.js';
 import type { Queryable } from '../db/database.js';
 import { chunkMarkdown } from '../domain/chunking.js';
 import { observationId as computeObservationId } from '../domain/ids.js';
 import { checkObservationLimits } from '../domain/limits.js';
 import { type PiiMark, combinePii, detectPii, detectPiiInJson } from '../domain/pii.js';
-import { MemgateError, parseInput } from '../errors.js';
+import { KEY_UNAVAILABLE_MESSAGE, MemgateError, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
 import { type MentionWrite, insertMentions } from '../store/mention-store.js';
 import {
@@ -13,7 +13,7 @@ import {
   type ObservationNodeWrite,
   type ObservationStatus,
   type ObservationWrite,
-  findExistingObservationIds,
+  findRecordedObservations,
   insertObservationChunks,
   insertObservationNodes,
   insertObservations,
@@ -134,15 +134,16 @@ export class ObservationService {
       candidates.push({ index, id, input });
     });
 
-    const known = await findExistingObservationIds(
+    const known = await findRecordedObservations(
       this.scope.db,
       ns,
       candidates.map((c) => c.id),
-      null,
+      visibilityParam(this.scope.principal),
     );
     const drafts: Draft[] = [];
     for (const c of candidates) {
-      if (known.has(c.id)) results.push(this.duplicate(ns, c.index, c.id, null));
+      if (known.visible.has(c.id)) results.push(this.duplicate(ns, c.index, c.id, null));
+      else if (known.hidden.has(c.id)) results.push(collision(c.index));
       else drafts.push(draftOf(c.index, c.id, c.input, now));
     }
     await this.embed(drafts);
@@ -169,7 +170,7 @@ export class ObservationService {
         await tx.query('RELEASE SAVEPOINT bulk');
         for (const d of plain) {
           results.push(
-            inserted.has(d.id) ? this.created(ns, d, d.warning) : this.duplicate(ns, d.index, d.id, null),
+            inserted.has(d.id) ? this.created(ns, d, d.warning) : await this.notInserted(tx, ns, d),
           );
         }
       } catch (error) {
@@ -194,7 +195,7 @@ export class ObservationService {
       ]);
       if (!inserted.has(d.id)) {
         await tx.query('RELEASE SAVEPOINT item');
-        return this.duplicate(ns, d.index, d.id, null);
+        return this.notInserted(tx, ns, d);
       }
       await writeIndex(tx, ns, [d]);
       // The node itself is not a mention: chunks lead back through their observation_id.
@@ -214,6 +215,7 @@ export class ObservationService {
             episodeChunks: d.episodeChunks,
             onUnexpected: (error) => this.logUnexpected(error),
             policy: schemaPolicyFor(this.scope),
+            visibleScopes: visibilityParam(this.scope.principal),
           },
           d.assertions,
         );
@@ -257,7 +259,7 @@ export class ObservationService {
         { ...d.row, status: 'FAILED', statusReason: truncate(reason, MAX_STATUS_REASON) },
       ]);
       await tx.query('RELEASE SAVEPOINT item');
-      if (!inserted.has(d.id)) return this.duplicate(ns, d.index, d.id, null);
+      if (!inserted.has(d.id)) return this.notInserted(tx, ns, d);
       return this.created(ns, d, `FAILED: ${reason}`);
     } catch (second) {
       await tx.query('ROLLBACK TO SAVEPOINT item');
@@ -302,6 +304,12 @@ export class ObservationService {
     return { index: d.index, status: 'CREATED', id: globalId('Observation', ns, d.id), key: d.id, message };
   }
 
+  /** A concurrent writer recorded the same observation first: a DUPLICATE only if it is visible. */
+  private async notInserted(tx: Queryable, ns: string, d: Draft): Promise<WriteResult> {
+    const known = await findRecordedObservations(tx, ns, [d.id], visibilityParam(this.scope.principal));
+    return known.visible.has(d.id) ? this.duplicate(ns, d.index, d.id, null) : collision(d.index);
+  }
+
   private duplicate(ns: string, index: number, id: string, message: string | null): WriteResult {
     return { index, status: 'DUPLICATE', id: globalId('Observation', ns, id), key: id, message };
   }
@@ -309,6 +317,11 @@ export class ObservationService {
   private logUnexpected(error: unknown): void {
     this.scope.deps.logger.error('recordObservations item failed', { error: String(error) });
   }
+}
+
+/** The one collision answer: no id, no key, the documented code and message. */
+function collision(index: number): WriteResult {
+  return rejected(index, 'KEY_UNAVAILABLE', KEY_UNAVAILABLE_MESSAGE);
 }
 
 /** Everything about one new observation that needs no database: row, PII, chunks, assertions. */

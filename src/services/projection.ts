@@ -20,10 +20,9 @@ import { z } from 'zod';
 import type { Queryable } from '../db/database.js';
 import { combinePii, detectPii, detectPiiInJson } from '../domain/pii.js';
 import { MemgateError } from '../errors.js';
-import { upsertEntity } from '../store/entity-store.js';
 import type { MentionRole, MentionWrite } from '../store/mention-store.js';
 import { replaceNodeChunks } from '../store/observation-store.js';
-import { entityInputSchema } from './entity-service.js';
+import { entityInputSchema, upsertVisibleEntity } from './entity-service.js';
 import { describe, factInputSchema, writeFact } from './fact-service.js';
 import { SchemaPolicy } from './schema-policy.js';
 import { keySchema, titleSchema, visibilityScopes } from './validation.js';
@@ -109,6 +108,8 @@ export interface ProjectionContext {
   onUnexpected: (error: unknown) => void;
   /** Strict-mode checks (the request's policy; a fresh one when absent, so they always run). */
   policy?: SchemaPolicy;
+  /** The writer's visibility scopes (null: all): projections change only rows it can see. */
+  visibleScopes: string[] | null;
 }
 
 export interface AssertionRejection {
@@ -132,7 +133,7 @@ export async function projectAssertions(
   ctx: ProjectionContext,
   assertions: readonly ParsedAssertion[],
 ): Promise<ProjectionOutcome> {
-  const checked: ProjectionContext = { ...ctx, policy: ctx.policy ?? new SchemaPolicy() };
+  const checked: ProjectionContext = { ...ctx, policy: ctx.policy ?? new SchemaPolicy(ctx.visibleScopes) };
   const rejectedList: AssertionRejection[] = [];
   const roles = new Map<string, MentionRole>();
   const mention = (key: string, role: MentionRole) => {
@@ -182,21 +183,26 @@ async function applyAssertion(
       const scopes = e.scopes ?? ctx.scopes;
       const pii = combinePii(detectPii(e.title ?? ''), detectPiiInJson(e.attributes ?? null));
       await ctx.policy!.assertEntity(tx, ns, { kind: e.kind, key: e.key, attributes: e.attributes });
-      await upsertEntity(tx, ns, {
-        key: e.key,
-        kind: e.kind,
-        title: e.title ?? e.key,
-        attributes: e.attributes ?? null,
-        validFrom: e.validFrom ?? ctx.occurredAt,
-        scopes,
-        visibility: visibilityScopes(scopes),
-        sourcePath: e.sourcePath ?? ctx.sourcePath,
-        confidence: e.confidence ?? null,
-        origin: 'AGENT',
-        pii: pii.pii,
-        piiCategories: pii.categories,
-        observationId: ctx.observationId,
-      });
+      await upsertVisibleEntity(
+        tx,
+        ns,
+        {
+          key: e.key,
+          kind: e.kind,
+          title: e.title ?? e.key,
+          attributes: e.attributes ?? null,
+          validFrom: e.validFrom ?? ctx.occurredAt,
+          scopes,
+          visibility: visibilityScopes(scopes),
+          sourcePath: e.sourcePath ?? ctx.sourcePath,
+          confidence: e.confidence ?? null,
+          origin: 'AGENT',
+          pii: pii.pii,
+          piiCategories: pii.categories,
+          observationId: ctx.observationId,
+        },
+        ctx.visibleScopes,
+      );
       return [[e.key, 'entity']];
     }
     case 'fact': {
@@ -211,6 +217,7 @@ async function applyAssertion(
           observationId: ctx.observationId,
           defaultScopes: ctx.scopes,
           policy: ctx.policy,
+          visibleScopes: ctx.visibleScopes,
         },
       );
       return [
@@ -221,21 +228,26 @@ async function applyAssertion(
     case 'episode': {
       const chunks = ctx.episodeChunks.get(index) ?? [];
       const pii = combinePii(...chunks.map((c) => detectPii(c.text)));
-      await upsertEntity(tx, ns, {
-        key: assertion.key,
-        kind: 'episode',
-        title: assertion.title,
-        attributes: null,
-        validFrom: ctx.occurredAt,
-        scopes: ctx.scopes,
-        visibility: visibilityScopes(ctx.scopes),
-        sourcePath: ctx.sourcePath,
-        confidence: null,
-        origin: 'AGENT',
-        pii: pii.pii,
-        piiCategories: pii.categories,
-        observationId: ctx.observationId,
-      });
+      await upsertVisibleEntity(
+        tx,
+        ns,
+        {
+          key: assertion.key,
+          kind: 'episode',
+          title: assertion.title,
+          attributes: null,
+          validFrom: ctx.occurredAt,
+          scopes: ctx.scopes,
+          visibility: visibilityScopes(ctx.scopes),
+          sourcePath: ctx.sourcePath,
+          confidence: null,
+          origin: 'AGENT',
+          pii: pii.pii,
+          piiCategories: pii.categories,
+          observationId: ctx.observationId,
+        },
+        ctx.visibleScopes,
+      );
       await replaceNodeChunks(
         tx,
         ns,

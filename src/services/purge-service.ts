@@ -1,5 +1,5 @@
-import { assertCanWrite } from '../auth/principal.js';
-import { notFound, parseInput } from '../errors.js';
+import { assertCanWrite, visibilityParam } from '../auth/principal.js';
+import { keyUnavailable, notFound, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
 import { appendAudit } from '../store/audit-store.js';
 import {
@@ -13,7 +13,7 @@ import {
   lockObservation,
   redactObservationRow,
 } from '../store/observation-store.js';
-import { deleteEntityRows } from '../store/purge-store.js';
+import { deleteEntityRows, hiddenDependents, lockVisibleEntity } from '../store/purge-store.js';
 import { type WritePayload, toPayload, writeEach } from './batch.js';
 import { reasonSchema } from './fact-service.js';
 import type { RequestScope } from './request-scope.js';
@@ -26,6 +26,9 @@ const observationIdSchema = keySchema;
  * replaced) and takes it out of every fact's evidence; purge deletes an entity with its
  * versions, chunks, facts and mentions. Each writes an audit_log row (append-only by trigger,
  * and no API path updates or deletes it) summarising what went — never the content itself.
+ * Both address only what the caller can see: a hidden target is NOT_FOUND like an absent one,
+ * and a target that hidden rows depend on is refused with KEY_UNAVAILABLE (hidden rows never
+ * change; a principal who sees them all can do it).
  */
 export class PurgeService {
   constructor(private readonly scope: RequestScope) {}
@@ -40,19 +43,22 @@ export class PurgeService {
       'redactObservation',
       [{ index: 0, value: id }],
       async (tx, obsId, index) => {
-        const current = await lockObservation(tx, ns, obsId);
+        const vis = visibilityParam(this.scope.principal);
+        const current = await lockObservation(tx, ns, obsId, vis);
         if (!current)
           throw notFound(`No observation ${JSON.stringify(obsId.slice(0, 80))} in namespace "${ns}".`);
         const result = { index, id: globalId('Observation', ns, obsId), key: obsId };
         if (current.status === 'REDACTED')
           return { ...result, status: 'UNCHANGED', message: 'already redacted' };
+        if (await hiddenDependents(tx, ns, { observationId: obsId }, vis)) throw keyUnavailable();
         const before = (await redactObservationRow(tx, ns, obsId, why))!;
-        const chunks = await deleteChunksOfObservation(tx, ns, obsId);
+        const chunks = await deleteChunksOfObservation(tx, ns, obsId, vis);
         const facts = await removeObservationEvidence(
           tx,
           ns,
           obsId,
           `evidence lost: observation ${obsId} redacted`,
+          vis,
         );
         await appendAudit(tx, ns, {
           principalId: this.scope.principal.id,
@@ -92,11 +98,16 @@ export class PurgeService {
       'purgeEntity',
       [{ index: 0, value: entityKey }],
       async (tx, k, index) => {
-        const entity = await deleteEntityRows(tx, ns, k);
-        if (!entity) throw notFound(`No entity ${JSON.stringify(k.slice(0, 80))} in namespace "${ns}".`);
-        const facts = await deleteFactsOfEntity(tx, ns, k);
-        await dropConflictReferences(tx, ns, facts);
+        const vis = visibilityParam(this.scope.principal);
+        const absent = () => notFound(`No entity ${JSON.stringify(k.slice(0, 80))} in namespace "${ns}".`);
+        if (!(await lockVisibleEntity(tx, ns, k, vis))) throw absent();
+        if (await hiddenDependents(tx, ns, { entityKey: k }, vis)) throw keyUnavailable();
+        // Facts first: a fact is visible only while both its endpoints exist.
+        const facts = await deleteFactsOfEntity(tx, ns, k, vis);
+        await dropConflictReferences(tx, ns, facts, vis);
         const mentions = await deleteMentionsOfEntity(tx, ns, k);
+        const entity = await deleteEntityRows(tx, ns, k, vis);
+        if (!entity) throw absent();
         const summary = {
           reason: why,
           kind: entity.kind,

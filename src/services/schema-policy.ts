@@ -14,6 +14,7 @@
  * Checks take the transaction they run in (`q`): PGlite has one connection, and a check must see
  * what the same transaction wrote before it (an entity asserted earlier in an observation).
  */
+import { visibilityParam } from '../auth/principal.js';
 import type { Queryable } from '../db/database.js';
 import {
   BUILTIN_KINDS,
@@ -93,6 +94,9 @@ const EMPTY = (namespace: string): NamespaceSchema => ({
 export class SchemaPolicy {
   private readonly schemas = new Map<string, Promise<NamespaceSchema>>();
 
+  /** `visibleScopes`: the writer's (null: all); entities it cannot see read as absent. */
+  constructor(private readonly visibleScopes: string[] | null) {}
+
   /** The namespace's merged schema, loaded once per policy (one statement). */
   schemaFor(q: Queryable, namespace: string): Promise<NamespaceSchema> {
     let schema = this.schemas.get(namespace);
@@ -121,7 +125,7 @@ export class SchemaPolicy {
     if (def.attributes) {
       let attributes = e.attributes ?? {};
       if (!e.complete) {
-        const existing = (await findEntityShapes(q, namespace, [e.key])).get(e.key);
+        const existing = (await findEntityShapes(q, namespace, [e.key], this.visibleScopes)).get(e.key);
         attributes = mergeAttributes(
           existing && !existing.placeholder ? existing.attributes : {},
           e.attributes ?? null,
@@ -154,7 +158,7 @@ export class SchemaPolicy {
     if (!schema.strict || isBuiltinRelation(f.predicate)) return null;
     if (!schema.relations.has(f.predicate))
       return checkFactKinds(schema, { ...f, subjectKind: null, objectKind: null });
-    const shapes = await findEntityShapes(q, namespace, [f.subject, f.object]);
+    const shapes = await findEntityShapes(q, namespace, [f.subject, f.object], this.visibleScopes);
     const kindOf = (key: string) => {
       const s = shapes.get(key);
       return s && !s.placeholder ? s.kind : null;
@@ -216,7 +220,7 @@ const perRequest = new WeakMap<RequestScope, SchemaPolicy>();
 export function schemaPolicyFor(scope: RequestScope): SchemaPolicy {
   let policy = perRequest.get(scope);
   if (!policy) {
-    policy = new SchemaPolicy();
+    policy = new SchemaPolicy(visibilityParam(scope.principal));
     perRequest.set(scope, policy);
   }
   return policy;

@@ -18,13 +18,12 @@
  * REJECTED alone and still counts as listed (nothing it names is closed or staled).
  */
 import { z } from 'zod';
-import { assertCanWrite } from '../auth/principal.js';
+import { assertCanWrite, visibilityParam } from '../auth/principal.js';
 import type { Queryable } from '../db/database.js';
 import { canonicalJson, sha256Hex } from '../domain/ids.js';
 import { MemgateError, conflict, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
 import { appendAudit } from '../store/audit-store.js';
-import { upsertEntity } from '../store/entity-store.js';
 import { type EntityShape, findEntityShapes } from '../store/entity-shape-store.js';
 import type { FactRow } from '../store/fact-store.js';
 import {
@@ -39,6 +38,7 @@ import {
   stampSnapshotFact,
 } from '../store/snapshot-store.js';
 import { type WritePayload, type WriteResult, rejected, rejectionFor, toPayload } from './batch.js';
+import { upsertVisibleEntity } from './entity-service.js';
 import { describe, predicateSchema, writeFact } from './fact-service.js';
 import type { RequestScope } from './request-scope.js';
 import { checkFactKinds, schemaPolicyFor, schemaViolationError } from './schema-policy.js';
@@ -210,7 +210,13 @@ export class SnapshotService {
 
       // ---- entities
       const endpointKeys = relations.flatMap((r) => [r.value.subject, r.value.object]);
-      const shapes = await findEntityShapes(tx, ns, [...entities.map((e) => e.value.key), ...endpointKeys]);
+      const vis = visibilityParam(principal);
+      const shapes = await findEntityShapes(
+        tx,
+        ns,
+        [...entities.map((e) => e.value.key), ...endpointKeys],
+        vis,
+      );
       const written: string[] = [];
       for (const { index, value: e } of entities) {
         entityResults.push(
@@ -223,21 +229,26 @@ export class SnapshotService {
               attributes: attributes ?? (before && !before.placeholder ? before.attributes : {}),
               complete: true,
             });
-            const status = await upsertEntity(tx, ns, {
-              key: e.key,
-              kind: e.kind,
-              title: e.title ?? (before && !before.placeholder ? before.title : e.key),
-              attributes: attributes ? replacementPatch(before, attributes) : null,
-              validFrom: at,
-              scopes: e.scopes ?? [],
-              visibility: visibilityScopes(e.scopes ?? []),
-              sourcePath: e.sourcePath ?? null,
-              confidence: null,
-              origin: 'AGENT',
-              pii: false,
-              piiCategories: [],
-              observationId: null,
-            });
+            const status = await upsertVisibleEntity(
+              tx,
+              ns,
+              {
+                key: e.key,
+                kind: e.kind,
+                title: e.title ?? (before && !before.placeholder ? before.title : e.key),
+                attributes: attributes ? replacementPatch(before, attributes) : null,
+                validFrom: at,
+                scopes: e.scopes ?? [],
+                visibility: visibilityScopes(e.scopes ?? []),
+                sourcePath: e.sourcePath ?? null,
+                confidence: null,
+                origin: 'AGENT',
+                pii: false,
+                piiCategories: [],
+                observationId: null,
+              },
+              vis,
+            );
             written.push(e.key);
             const revived = before?.stale === true;
             return {
@@ -269,6 +280,7 @@ export class SnapshotService {
           object: r.value.object,
         })),
         at,
+        vis,
       )) as ScopeFact[];
       const byTriple = new Map<string, ScopeFact>();
       for (const f of scopeFacts) {
@@ -318,7 +330,13 @@ export class SnapshotService {
                 scopes: r.scopes ?? null,
                 attributes: r.attributes ?? null,
               },
-              { now, defaultValidFrom: at, observationId: null, defaultScopes: [] },
+              {
+                now,
+                defaultValidFrom: at,
+                observationId: null,
+                defaultScopes: [],
+                visibleScopes: vis,
+              },
             );
             kept.add(outcome.factId);
             await stampSnapshotFact(tx, ns, outcome.factId, snap.scope, snap.snapshotId, null);
@@ -332,13 +350,14 @@ export class SnapshotService {
       const toClose = scopeFacts
         .filter((f) => f.snapshotScope === snap.scope && f.validTo === null && !kept.has(f.factId))
         .map((f) => f.factId);
-      const closedRelations = await closeSnapshotFacts(tx, ns, toClose, at, snap.snapshotId);
+      const closedRelations = await closeSnapshotFacts(tx, ns, toClose, at, snap.snapshotId, vis);
       const staleEntities = await markScopeEntitiesStale(
         tx,
         ns,
         snap.scope,
         [...listedKeys],
         snap.snapshotId,
+        vis,
       );
 
       const entityPayload = toPayload(entityResults);

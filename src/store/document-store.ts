@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { ENTITY_COLUMNS, type EntityRow } from './entity-store.js';
-import { visibleTo } from './visibility.js';
+import { factVisibleTo, visibleTo } from './visibility.js';
 
 /**
  * Document-level SQL: the original text, the caller's provenance and meta kept on the entity
@@ -62,17 +62,18 @@ export async function findDocumentStates(
   return new Map(rows.map((r) => [r.key, r]));
 }
 
-/** The same state under a row lock, inside the item's savepoint. */
+/** The same state under a row lock, inside the item's savepoint; null when absent or hidden. */
 export async function lockDocumentState(
   q: Queryable,
   namespace: string,
   key: string,
+  visibleScopes: string[] | null,
 ): Promise<DocumentState | null> {
   const { rows } = await q.query<DocumentState>(
     `/* lockDocumentState */
      SELECT e.key, e.kind, e.title, e.content_hash AS "contentHash" FROM entities e
-     WHERE e.namespace = $1 AND e.key = $2 FOR UPDATE`,
-    [namespace, key],
+     WHERE e.namespace = $1 AND e.key = $2 AND ${visibleTo('e', '$3')} FOR UPDATE`,
+    [namespace, key, visibleScopes],
   );
   return rows[0] ?? null;
 }
@@ -148,19 +149,20 @@ export interface OpenLink {
   object: string;
 }
 
-/** The links a document currently has (open `LINKS_TO` facts this module wrote). */
+/** The visible links a document currently has (open `LINKS_TO` facts this module wrote). */
 export async function findOpenDocumentLinks(
   q: Queryable,
   namespace: string,
   subject: string,
+  visibleScopes: string[] | null,
 ): Promise<OpenLink[]> {
   const { rows } = await q.query<OpenLink>(
     `/* findOpenDocumentLinks */
      SELECT f.fact_id AS "factId", f.object FROM facts f
      WHERE f.namespace = $1 AND f.subject = $2 AND f.predicate = $3 AND f.valid_to IS NULL
-       AND f.status = 'ACTIVE' AND f.attributes->>'origin' = $4
+       AND f.status = 'ACTIVE' AND f.attributes->>'origin' = $4 AND ${factVisibleTo('f', '$5')}
      ORDER BY f.object`,
-    [namespace, subject, LINKS_TO, DOCUMENT_LINK_ORIGIN],
+    [namespace, subject, LINKS_TO, DOCUMENT_LINK_ORIGIN, visibleScopes],
   );
   return rows;
 }
@@ -217,17 +219,22 @@ export async function closeLinkFacts(
   namespace: string,
   factIds: readonly string[],
   at: Date,
+  visibleScopes: string[] | null,
 ): Promise<void> {
   if (factIds.length === 0) return;
   await q.query(
     `/* closeLinkFacts */
      UPDATE facts SET valid_to = greatest(valid_from, $3::timestamptz)
-     WHERE namespace = $1 AND fact_id = ANY($2::text[]) AND valid_to IS NULL`,
-    [namespace, factIds, at],
+     WHERE namespace = $1 AND fact_id = ANY($2::text[]) AND valid_to IS NULL
+       AND ${factVisibleTo('facts', '$4')}`,
+    [namespace, factIds, at, visibleScopes],
   );
 }
 
-/** Keeps the link facts' scopes in step with their document when only the document changed. */
+/**
+ * Keeps the link facts' scopes in step with their document when only the document changed.
+ * Runs before the document's own scopes change, so "visible" means visible as the writer found them.
+ */
 export async function updateLinkFactScopes(
   q: Queryable,
   namespace: string,
@@ -235,6 +242,7 @@ export async function updateLinkFactScopes(
   sourcePath: string | null,
   scopes: string[],
   visibility: string[],
+  visibleScopes: string[] | null,
 ): Promise<void> {
   await q.query(
     `/* updateLinkFactScopes */
@@ -242,7 +250,8 @@ export async function updateLinkFactScopes(
      WHERE namespace = $1 AND subject = $2 AND predicate = $3 AND valid_to IS NULL
        AND attributes->>'origin' = $4
        AND (scopes IS DISTINCT FROM $6::text[] OR visibility IS DISTINCT FROM $7::text[]
-            OR source_path IS DISTINCT FROM $5)`,
-    [namespace, subject, LINKS_TO, DOCUMENT_LINK_ORIGIN, sourcePath, scopes, visibility],
+            OR source_path IS DISTINCT FROM $5)
+       AND ${factVisibleTo('facts', '$8')}`,
+    [namespace, subject, LINKS_TO, DOCUMENT_LINK_ORIGIN, sourcePath, scopes, visibility, visibleScopes],
   );
 }

@@ -45,7 +45,8 @@ export interface EntityWrite {
   observationId: string | null;
 }
 
-export type EntityWriteStatus = 'CREATED' | 'UPDATED' | 'UNCHANGED';
+/** HIDDEN: the key is taken by an entity the writer cannot see; nothing was written. */
+export type EntityWriteStatus = 'CREATED' | 'UPDATED' | 'UNCHANGED' | 'HIDDEN';
 
 /** Rows in the order of `keys`; null where absent or invisible. */
 export async function findEntitiesByKeys(
@@ -126,12 +127,15 @@ export async function countEntities(
 /**
  * Upserts one entity. Attributes merge shallowly (a JSON null removes a key); a change of
  * title or attributes closes the attribute version in force and opens one valid from
- * `validFrom`, so as-of reads see what was true then.
+ * `validFrom`, so as-of reads see what was true then. Only an entity the writer can see is
+ * updated; a key taken by a hidden one answers HIDDEN and changes nothing.
  */
 export async function upsertEntity(
   q: Queryable,
   namespace: string,
   w: EntityWrite,
+  visibleScopes: string[] | null,
+  retried = false,
 ): Promise<EntityWriteStatus> {
   const existing = await q.query<{
     title: string;
@@ -143,15 +147,16 @@ export async function upsertEntity(
     confidence: number | null;
   }>(
     `/* lockEntityForUpsert */
-     SELECT title, attributes, kind, placeholder, scopes, source_path AS "sourcePath", confidence
-     FROM entities WHERE namespace = $1 AND key = $2 FOR UPDATE`,
-    [namespace, w.key],
+     SELECT e.title, e.attributes, e.kind, e.placeholder, e.scopes, e.source_path AS "sourcePath", e.confidence
+     FROM entities e WHERE e.namespace = $1 AND e.key = $2 AND ${visibleTo('e', '$3')} FOR UPDATE`,
+    [namespace, w.key, visibleScopes],
   );
   const before = existing.rows[0];
   const merged = mergeAttributes(before?.attributes ?? {}, w.attributes);
   if (!before) {
     // FOR UPDATE cannot lock a row that does not exist yet: a concurrent first write of the
-    // same key makes this insert a no-op, and the upsert then retries as an update.
+    // same key makes this insert a no-op, and the upsert then retries as an update. A key
+    // that is still not visible then belongs to a hidden row.
     const inserted = await q.query(
       `/* insertEntity */
        INSERT INTO entities (namespace, key, kind, title, attributes, scopes, visibility, source_path, confidence,
@@ -175,7 +180,9 @@ export async function upsertEntity(
         w.validFrom,
       ],
     );
-    if (inserted.rows.length === 0) return upsertEntity(q, namespace, w);
+    if (inserted.rows.length === 0) {
+      return retried ? 'HIDDEN' : upsertEntity(q, namespace, w, visibleScopes, true);
+    }
     await insertVersion(q, namespace, w, merged);
     return 'CREATED';
   }
@@ -196,7 +203,7 @@ export async function upsertEntity(
        source_path = coalesce($8, source_path), confidence = coalesce($9, confidence),
        placeholder = false, pii = pii OR $10, pii_categories = (SELECT coalesce(array_agg(DISTINCT c ORDER BY c), '{}') FROM unnest(pii_categories || $11::text[]) c),
        last_seen = greatest(last_seen, $12::timestamptz), updated_at = now()
-     WHERE namespace = $1 AND key = $2`,
+     WHERE namespace = $1 AND key = $2 AND ${visibleTo('entities', '$13')}`,
     [
       namespace,
       w.key,
@@ -210,6 +217,7 @@ export async function upsertEntity(
       w.pii,
       w.piiCategories,
       w.validFrom,
+      visibleScopes,
     ],
   );
   if (before.title !== w.title || !sameJson(before.attributes, merged)) {
@@ -243,16 +251,34 @@ async function insertVersion(
   );
 }
 
-/** Creates endpoints that facts name before their entity arrives; a later upsert fills them in. */
-export async function ensurePlaceholders(q: Queryable, namespace: string, keys: string[]): Promise<void> {
-  if (keys.length === 0) return;
-  await q.query(
+/**
+ * Creates endpoints that facts name before their entity arrives; a later upsert fills them in.
+ * Returns how many of `keys` name an entity the writer cannot see (the fact must not be
+ * written then: it would attach to a hidden node).
+ */
+export async function ensurePlaceholders(
+  q: Queryable,
+  namespace: string,
+  keys: string[],
+  visibleScopes: string[] | null,
+): Promise<number> {
+  if (keys.length === 0) return 0;
+  // The outer SELECT sees the table as it was before the insert, so keys inserted here are
+  // excluded explicitly and only rows that were already there are checked.
+  const { rows } = await q.query<{ hidden: number }>(
     `/* ensurePlaceholderEntities */
-     INSERT INTO entities (namespace, key, kind, title, placeholder)
-     SELECT $1, k, 'entity', k, true FROM unnest($2::text[]) AS k
-     ON CONFLICT (namespace, key) DO NOTHING`,
-    [namespace, keys],
+     WITH inserted AS (
+       INSERT INTO entities (namespace, key, kind, title, placeholder)
+       SELECT $1, k, 'entity', k, true FROM unnest($2::text[]) AS k
+       ON CONFLICT (namespace, key) DO NOTHING
+       RETURNING key
+     )
+     SELECT count(*)::int AS hidden FROM entities e
+     WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND e.key NOT IN (SELECT key FROM inserted)
+       AND NOT ${visibleTo('e', '$3')}`,
+    [namespace, keys, visibleScopes],
   );
+  return rows[0]?.hidden ?? 0;
 }
 
 export function mergeAttributes(

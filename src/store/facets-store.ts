@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { visibleTo } from './visibility.js';
+import { factVisibleTo, visibleTo } from './visibility.js';
 
 /**
  * Counts over a time window — what came up, not what was said: observation kinds (topics),
@@ -70,7 +70,7 @@ export async function predicateFacets(
     `/* predicateFacets */
      SELECT f.predicate AS key, f.predicate AS label, count(*)::int AS count
      FROM facts f
-     WHERE f.namespace = $1 AND ${visibleTo('f', '$4')} AND f.status IN ('ACTIVE', 'SUPERSEDED')
+     WHERE f.namespace = $1 AND ${factVisibleTo('f', '$4')} AND f.status IN ('ACTIVE', 'SUPERSEDED')
        AND ($2::timestamptz IS NULL OR f.valid_from >= $2::timestamptz)
        AND ($3::timestamptz IS NULL OR f.valid_from < $3::timestamptz)
      GROUP BY f.predicate ORDER BY count(*) DESC, f.predicate LIMIT $5`,

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { visibleTo } from './visibility.js';
+import { factVisibleTo } from './visibility.js';
 
 export type EvidenceClass = 'ASSERTED' | 'EXTRACTED' | 'INFERRED' | 'DERIVED';
 export type FactStatus = 'ACTIVE' | 'SUPERSEDED' | 'RETRACTED' | 'EVIDENCE_LOST';
@@ -45,7 +45,7 @@ export async function findFactsByIds(
   const { rows } = await q.query<FactRow>(
     `/* findFactsByIds */
      SELECT ${FACT_COLUMNS} FROM facts f
-     WHERE f.namespace = $1 AND f.fact_id = ANY($2::text[]) AND ${visibleTo('f', '$3')}`,
+     WHERE f.namespace = $1 AND f.fact_id = ANY($2::text[]) AND ${factVisibleTo('f', '$3')}`,
     [namespace, factIds, visibleScopes],
   );
   const byId = new Map(rows.map((r) => [r.factId, r]));
@@ -75,13 +75,15 @@ export interface FactWrite {
  * The fact an assertion lands on, locked for update: the row with exactly `factId`, or — when
  * the caller gave no validFrom (`inForceAt` set) — an ACTIVE fact with the same subject,
  * predicate and object still in force at or after that instant (the one containing it first,
- * then the earliest later one). Write paths see every row whatever the caller's scopes.
+ * then the earliest later one). Only facts the caller can see are found: a hidden fact is
+ * never reinforced (inserting its id then collides, which the caller reports).
  */
 export async function findFactForAssertion(
   q: Queryable,
   namespace: string,
   factId: string,
   same: { subject: string; predicate: string; object: string; inForceAt: Date } | null,
+  visibleScopes: string[] | null,
 ): Promise<FactRow | null> {
   const { rows } = await q.query<FactRow>(
     `/* findFactForAssertion */
@@ -90,9 +92,10 @@ export async function findFactForAssertion(
        AND (f.fact_id = $2
             OR ($3::text IS NOT NULL AND f.subject = $3 AND f.predicate = $4 AND f.object = $5
                 AND f.status = 'ACTIVE' AND (f.valid_to IS NULL OR f.valid_to > $6::timestamptz)))
+       AND ${factVisibleTo('f', '$7')}
      ORDER BY (f.fact_id = $2) DESC, (f.valid_from <= $6::timestamptz) DESC, f.valid_from ASC
      LIMIT 1
-     FOR UPDATE`,
+     FOR UPDATE OF f`,
     [
       namespace,
       factId,
@@ -100,30 +103,39 @@ export async function findFactForAssertion(
       same?.predicate ?? null,
       same?.object ?? null,
       same?.inForceAt ?? new Date(0),
+      visibleScopes,
     ],
   );
   return rows[0] ?? null;
 }
 
-/** One fact by id, locked for update (write paths); null when absent. */
-export async function lockFact(q: Queryable, namespace: string, factId: string): Promise<FactRow | null> {
+/** One fact by id, locked for update (write paths); null when absent or hidden from the caller. */
+export async function lockFact(
+  q: Queryable,
+  namespace: string,
+  factId: string,
+  visibleScopes: string[] | null,
+): Promise<FactRow | null> {
   const { rows } = await q.query<FactRow>(
-    `/* lockFact */ SELECT ${FACT_COLUMNS} FROM facts f WHERE f.namespace = $1 AND f.fact_id = $2 FOR UPDATE`,
-    [namespace, factId],
+    `/* lockFact */ SELECT ${FACT_COLUMNS} FROM facts f
+     WHERE f.namespace = $1 AND f.fact_id = $2 AND ${factVisibleTo('f', '$3')} FOR UPDATE OF f`,
+    [namespace, factId, visibleScopes],
   );
   return rows[0] ?? null;
 }
 
-/** Which of `factIds` exist (any status); write paths check explicit references with it. */
+/** Which of `factIds` exist (any status) and are visible; write paths check explicit references with it. */
 export async function existingFactIds(
   q: Queryable,
   namespace: string,
   factIds: readonly string[],
+  visibleScopes: string[] | null,
 ): Promise<Set<string>> {
   if (factIds.length === 0) return new Set();
   const { rows } = await q.query<{ id: string }>(
-    `/* existingFactIds */ SELECT fact_id AS id FROM facts WHERE namespace = $1 AND fact_id = ANY($2::text[])`,
-    [namespace, factIds],
+    `/* existingFactIds */ SELECT f.fact_id AS id FROM facts f
+     WHERE f.namespace = $1 AND f.fact_id = ANY($2::text[]) AND ${factVisibleTo('f', '$3')}`,
+    [namespace, factIds, visibleScopes],
   );
   return new Set(rows.map((r) => r.id));
 }
@@ -179,6 +191,7 @@ export async function reinforceFact(
   namespace: string,
   factId: string,
   r: FactReinforcement,
+  visibleScopes: string[] | null,
 ): Promise<void> {
   await q.query(
     `/* reinforceFact */
@@ -186,7 +199,7 @@ export async function reinforceFact(
        visibility = $7::text[], attributes = $8::jsonb, source_path = coalesce(source_path, $9),
        supersedes = coalesce(supersedes, $10), status = $11,
        status_reason = CASE WHEN status = $11 THEN status_reason ELSE NULL END
-     WHERE namespace = $1 AND fact_id = $2`,
+     WHERE namespace = $1 AND fact_id = $2 AND ${factVisibleTo('facts', '$12')}`,
     [
       namespace,
       factId,
@@ -199,6 +212,7 @@ export async function reinforceFact(
       r.sourcePath,
       r.supersedes,
       r.status,
+      visibleScopes,
     ],
   );
 }
@@ -218,17 +232,29 @@ export async function findOverlappingRivals(
     validFrom: Date;
     validTo: Date | null;
   },
+  visibleScopes: string[] | null,
 ): Promise<string[]> {
+  // Only visible rivals: marking a conflict changes the rival row, and hidden rows never change.
   const { rows } = await q.query<{ id: string }>(
     `/* findOverlappingRivals */
-     SELECT fact_id AS id FROM facts
-     WHERE namespace = $1 AND subject = $2 AND predicate = $3 AND object <> $4 AND fact_id <> $5
-       AND status = 'ACTIVE'
-       AND ($7::timestamptz IS NULL OR valid_from < $7::timestamptz)
-       AND (valid_to IS NULL OR valid_to > $6::timestamptz)
-       AND valid_from < coalesce(valid_to, 'infinity'::timestamptz)
-     ORDER BY valid_from, fact_id`,
-    [namespace, fact.subject, fact.predicate, fact.object, fact.factId, fact.validFrom, fact.validTo],
+     SELECT f.fact_id AS id FROM facts f
+     WHERE f.namespace = $1 AND f.subject = $2 AND f.predicate = $3 AND f.object <> $4 AND f.fact_id <> $5
+       AND f.status = 'ACTIVE'
+       AND ($7::timestamptz IS NULL OR f.valid_from < $7::timestamptz)
+       AND (f.valid_to IS NULL OR f.valid_to > $6::timestamptz)
+       AND f.valid_from < coalesce(f.valid_to, 'infinity'::timestamptz)
+       AND ${factVisibleTo('f', '$8')}
+     ORDER BY f.valid_from, f.fact_id`,
+    [
+      namespace,
+      fact.subject,
+      fact.predicate,
+      fact.object,
+      fact.factId,
+      fact.validFrom,
+      fact.validTo,
+      visibleScopes,
+    ],
   );
   return rows.map((r) => r.id);
 }
@@ -255,12 +281,16 @@ export async function isSingleValued(q: Queryable, namespace: string, predicate:
   return rows[0]?.one ?? false;
 }
 
-/** Marks `factId` and every one of `others` as conflicting with each other (both directions). */
+/**
+ * Marks `factId` and every one of `others` as conflicting with each other (both directions).
+ * `others` must be visible (the caller found them so); the predicate keeps a hidden one unchanged.
+ */
 export async function markConflicts(
   q: Queryable,
   namespace: string,
   factId: string,
   others: readonly string[],
+  visibleScopes: string[] | null,
 ): Promise<void> {
   if (others.length === 0) return;
   await q.query(
@@ -270,19 +300,21 @@ export async function markConflicts(
          SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}')
          FROM unnest(conflicts_with || CASE WHEN fact_id = $2 THEN $3::text[] ELSE ARRAY[$2::text] END) x
        )
-     WHERE namespace = $1 AND fact_id = ANY(array_append($3::text[], $2::text))`,
-    [namespace, factId, others],
+     WHERE namespace = $1 AND fact_id = ANY(array_append($3::text[], $2::text))
+       AND (fact_id = $2 OR ${factVisibleTo('facts', '$4')})`,
+    [namespace, factId, others, visibleScopes],
   );
 }
 
 /**
- * Removes `factIds` from every other fact's conflicts_with (after a retraction or a purge);
- * a fact left with no rival is no longer in conflict.
+ * Removes `factIds` from every other visible fact's conflicts_with (after a retraction or a
+ * purge); a fact left with no rival is no longer in conflict. Hidden facts keep their marks.
  */
 export async function dropConflictReferences(
   q: Queryable,
   namespace: string,
   factIds: readonly string[],
+  visibleScopes: string[] | null,
 ): Promise<void> {
   if (factIds.length === 0) return;
   await q.query(
@@ -291,8 +323,9 @@ export async function dropConflictReferences(
        conflicts_with = (SELECT coalesce(array_agg(x ORDER BY x), '{}') FROM unnest(conflicts_with) x
                          WHERE x <> ALL($2::text[])),
        conflict = EXISTS (SELECT 1 FROM unnest(conflicts_with) x WHERE x <> ALL($2::text[]))
-     WHERE namespace = $1 AND conflicts_with && $2::text[] AND NOT (fact_id = ANY($2::text[]))`,
-    [namespace, factIds],
+     WHERE namespace = $1 AND conflicts_with && $2::text[] AND NOT (fact_id = ANY($2::text[]))
+       AND ${factVisibleTo('facts', '$3')}`,
+    [namespace, factIds, visibleScopes],
   );
 }
 
@@ -344,6 +377,7 @@ export async function removeObservationEvidence(
   namespace: string,
   observationId: string,
   reason: string,
+  visibleScopes: string[] | null,
 ): Promise<{ affected: string[]; lost: string[] }> {
   const { rows } = await q.query<{ id: string; lost: boolean }>(
     `/* removeObservationEvidence */
@@ -353,9 +387,9 @@ export async function removeObservationEvidence(
                      THEN 'EVIDENCE_LOST' ELSE status END,
        status_reason = CASE WHEN cardinality(array_remove(observation_ids, $2)) = 0 AND status <> 'RETRACTED'
                             THEN $3 ELSE status_reason END
-     WHERE namespace = $1 AND observation_ids @> ARRAY[$2::text]
+     WHERE namespace = $1 AND observation_ids @> ARRAY[$2::text] AND ${factVisibleTo('facts', '$4')}
      RETURNING fact_id AS id, status = 'EVIDENCE_LOST' AND cardinality(observation_ids) = 0 AS lost`,
-    [namespace, observationId, reason],
+    [namespace, observationId, reason, visibleScopes],
   );
   const affected = rows.map((r) => r.id).sort();
   const lost = rows
@@ -365,12 +399,18 @@ export async function removeObservationEvidence(
   return { affected, lost };
 }
 
-/** Deletes every fact touching an entity, in either direction; returns their ids. */
-export async function deleteFactsOfEntity(q: Queryable, namespace: string, key: string): Promise<string[]> {
+/** Deletes every visible fact touching an entity, in either direction; returns their ids. */
+export async function deleteFactsOfEntity(
+  q: Queryable,
+  namespace: string,
+  key: string,
+  visibleScopes: string[] | null,
+): Promise<string[]> {
   const { rows } = await q.query<{ id: string }>(
     `/* deleteFactsOfEntity */
-     DELETE FROM facts WHERE namespace = $1 AND (subject = $2 OR object = $2) RETURNING fact_id AS id`,
-    [namespace, key],
+     DELETE FROM facts WHERE namespace = $1 AND (subject = $2 OR object = $2) AND ${factVisibleTo('facts', '$3')}
+     RETURNING fact_id AS id`,
+    [namespace, key, visibleScopes],
   );
   return rows.map((r) => r.id).sort();
 }

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/database.js';
 import { type ChunkRow, CHUNK_COLUMNS } from './chunk-store.js';
 import { FACT_COLUMNS, type FactRow } from './fact-store.js';
 import { OBSERVATION_COLUMNS, type ObservationRow } from './observation-store.js';
-import { visibleTo } from './visibility.js';
+import { factVisibleTo, visibleTo } from './visibility.js';
 
 /**
  * Graph reads: facts of entities, neighbourhoods, paths, timelines, evidence. Every statement
@@ -25,11 +25,6 @@ export type Cursored<T> = T & { parent: string; cursorTs: string };
 // Exact (microsecond) timestamp <-> text, so cursors never lose the precision timestamptz keeps.
 const micros = (col: string) => `(extract(epoch FROM ${col}) * 1000000)::int8::text`;
 const fromMicros = (param: string) => `(timestamptz 'epoch' + ${param}::int8 * interval '1 microsecond')`;
-
-/** The other endpoint must exist in the namespace and be visible: a hidden node hides its edges. */
-const endpointVisible = (keyExpr: string, scopesParam: string) =>
-  `EXISTS (SELECT 1 FROM entities ev WHERE ev.namespace = f.namespace AND ev.key = ${keyExpr}
-           AND ${visibleTo('ev', scopesParam)})`;
 
 /**
  * Facts served as current at `asOf` (default now): valid on [from, to) with from ≤ asOf < to,
@@ -69,11 +64,9 @@ function entityFactsSql(q: Pick<EntityFactsQuery, 'includeHistory' | 'backwards'
     ? 'true'
     : `($7::text IS NULL OR (f.valid_from, f.fact_id) ${cmp} (${fromMicros('$7')}, $8::text))`;
   const branch = (side: 'subject' | 'object', enabled: string) => {
-    const other = side === 'subject' ? 'f.object' : 'f.subject';
     const selfLoop = side === 'object' ? 'AND f.subject <> k.key' : '';
     const where = `${enabled} AND f.namespace = $1 AND f.${side} = k.key ${selfLoop}
-          AND ${predicatesMatch('$3')} AND ${time} AND ${visibleTo('f', '$5')}
-          AND ${endpointVisible(other, '$5')} AND ${cursor}`;
+          AND ${predicatesMatch('$3')} AND ${time} AND ${factVisibleTo('f', '$5')} AND ${cursor}`;
     return count
       ? `(SELECT count(*) FROM facts f WHERE ${where})`
       : `(SELECT ${FACT_COLUMNS}, ${micros('f.valid_from')} AS "cursorTs" FROM facts f
@@ -177,8 +170,7 @@ function stepSql(
     const far = near === 'subject' ? 'f.object' : 'f.subject';
     return `(SELECT ${far} AS other, f.fact_id, f.valid_from, f.confidence FROM facts f
       WHERE f.namespace = $1 AND f.${near} = ${walk}.node ${near === 'object' ? 'AND f.subject <> f.object' : ''}
-        AND ${liveAt(p.asOf)} AND ${predicatesMatch(p.preds)} AND ${visibleTo('f', p.vis)}
-        AND ${endpointVisible(far, p.vis)}
+        AND ${liveAt(p.asOf)} AND ${predicatesMatch(p.preds)} AND ${factVisibleTo('f', p.vis)}
       ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT ${p.fanout})`;
   };
   return `SELECT u.other, u.fact_id, u.valid_from, u.confidence
@@ -515,7 +507,7 @@ export async function factsOfObservations(
      CROSS JOIN LATERAL (
        SELECT ${FACT_COLUMNS} FROM facts f
        WHERE f.namespace = $1 AND f.observation_ids @> ARRAY[k.id] AND f.status <> 'EVIDENCE_LOST'
-         AND ${visibleTo('f', '$3')} AND ${endpointVisible('f.subject', '$3')} AND ${endpointVisible('f.object', '$3')}
+         AND ${factVisibleTo('f', '$3')}
        ORDER BY f.valid_from, f.fact_id LIMIT $4
      ) x`,
     [namespace, observationIds, visibleScopes, limit],
@@ -621,8 +613,7 @@ export async function entityTimeline(
 ): Promise<TimelineRow[]> {
   const order = query.backwards ? 'DESC' : 'ASC';
   const cmp = query.backwards ? '<' : '>';
-  const factWhere = `f.namespace = $1 AND (f.subject = $2 OR f.object = $2) AND ${visibleTo('f', '$5')}
-      AND ${endpointVisible('f.subject', '$5')} AND ${endpointVisible('f.object', '$5')}`;
+  const factWhere = `f.namespace = $1 AND (f.subject = $2 OR f.object = $2) AND ${factVisibleTo('f', '$5')}`;
   const { rows } = await q.query<TimelineRow>(
     `/* entityTimeline */
      SELECT ev.kind, ev.rank, ev.at, ev."itemId", ${micros('ev.at')} AS "cursorTs"

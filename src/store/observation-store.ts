@@ -56,10 +56,7 @@ export async function findObservationsByIds(
 /** A new observation as the write path stores it (status already decided for plain items). */
 export type ObservationWrite = Omit<ObservationRow, 'namespace'>;
 
-/**
- * Which of `ids` are already recorded. Write-side dedup must see every row whatever the
- * caller's scopes (an invisible duplicate is still a duplicate), so callers pass null.
- */
+/** Which of `ids` are recorded and visible to the caller. */
 export async function findExistingObservationIds(
   q: Queryable,
   namespace: string,
@@ -74,6 +71,30 @@ export async function findExistingObservationIds(
     [namespace, ids, visibleScopes],
   );
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Which of `ids` are already recorded, split by whether the caller can see them: a visible one
+ * is a DUPLICATE, a hidden one is a collision (its source identity is taken by a row the caller
+ * cannot see), which the visibility predicate decides in SQL.
+ */
+export async function findRecordedObservations(
+  q: Queryable,
+  namespace: string,
+  ids: readonly string[],
+  visibleScopes: string[] | null,
+): Promise<{ visible: Set<string>; hidden: Set<string> }> {
+  const visible = new Set<string>();
+  const hidden = new Set<string>();
+  if (ids.length === 0) return { visible, hidden };
+  const { rows } = await q.query<{ id: string; visible: boolean }>(
+    `/* findRecordedObservations */
+     SELECT o.observation_id AS id, ${visibleTo('o', '$3')} AS visible FROM observations o
+     WHERE o.namespace = $1 AND o.observation_id = ANY($2::text[])`,
+    [namespace, ids, visibleScopes],
+  );
+  for (const r of rows) (r.visible ? visible : hidden).add(r.id);
+  return { visible, hidden };
 }
 
 /**
@@ -291,29 +312,36 @@ export async function redactObservationRow(
   return rows[0] ?? null;
 }
 
-/** The status of one observation, locked for the rest of the transaction; null when absent. */
+/**
+ * The status of one observation, locked for the rest of the transaction; null when absent or
+ * hidden from the caller.
+ */
 export async function lockObservation(
   q: Queryable,
   namespace: string,
   observationId: string,
+  visibleScopes: string[] | null,
 ): Promise<{ status: ObservationStatus; kind: string } | null> {
   const { rows } = await q.query<{ status: ObservationStatus; kind: string }>(
     `/* lockObservation */
-     SELECT status, kind FROM observations WHERE namespace = $1 AND observation_id = $2 FOR UPDATE`,
-    [namespace, observationId],
+     SELECT o.status, o.kind FROM observations o
+     WHERE o.namespace = $1 AND o.observation_id = $2 AND ${visibleTo('o', '$3')} FOR UPDATE`,
+    [namespace, observationId, visibleScopes],
   );
   return rows[0] ?? null;
 }
 
-/** Deletes every chunk cut from an observation, whoever owns it; returns how many. */
+/** Deletes every visible chunk cut from an observation, whoever owns it; returns how many. */
 export async function deleteChunksOfObservation(
   q: Queryable,
   namespace: string,
   observationId: string,
+  visibleScopes: string[] | null,
 ): Promise<number> {
   const { rowCount } = await q.query(
-    `/* deleteChunksOfObservation */ DELETE FROM chunks WHERE namespace = $1 AND observation_id = $2`,
-    [namespace, observationId],
+    `/* deleteChunksOfObservation */ DELETE FROM chunks c WHERE c.namespace = $1 AND c.observation_id = $2
+     AND ${visibleTo('c', '$3')}`,
+    [namespace, observationId, visibleScopes],
   );
   return rowCount;
 }

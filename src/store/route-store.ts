@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import { ENTITY_COLUMNS, type EntityRow } from './entity-store.js';
 import { FACT_COLUMNS, type FactRow } from './fact-store.js';
-import { visibleTo } from './visibility.js';
+import { factVisibleTo, visibleTo } from './visibility.js';
 
 /** SQL behind the router's handlers: entity resolution from hints and facts that no longer hold. */
 
@@ -87,7 +87,7 @@ export async function invalidatedFactsOf(
      SELECT ${FACT_COLUMNS}
      FROM facts f
      WHERE f.namespace = $1 AND (f.subject = ANY($2::text[]) OR f.object = ANY($2::text[]))
-       AND ${visibleTo('f', '$4')}
+       AND ${factVisibleTo('f', '$4')}
        AND f.valid_from <= $3::timestamptz
        AND (f.status = 'SUPERSEDED' OR (f.status = 'ACTIVE' AND f.valid_to IS NOT NULL AND f.valid_to <= $3::timestamptz))
      ORDER BY coalesce(f.valid_to, f.recorded_at) DESC, f.fact_id

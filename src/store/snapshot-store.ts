@@ -1,10 +1,11 @@
 import type { Queryable } from '../db/database.js';
 import { FACT_COLUMNS, type FactRow } from './fact-store.js';
+import { factVisibleTo, visibleTo } from './visibility.js';
 
 /**
  * Snapshot reconciliation's SQL: the snapshot log, the facts and entities a scope owns, and the
- * bookkeeping columns (snapshot_scope, snapshot_id, stale) of entities and facts. Write paths see
- * every row whatever the caller's scopes.
+ * bookkeeping columns (snapshot_scope, snapshot_id, stale) of entities and facts. Like every
+ * write path, it finds and changes only rows the writer can see.
  */
 export interface SnapshotRow {
   namespace: string;
@@ -100,27 +101,33 @@ export async function stampSnapshotEntities(
   );
 }
 
-/** Entities of the scope a snapshot no longer lists become stale (kept, never deleted). */
+/**
+ * Entities of the scope a snapshot no longer lists become stale (kept, never deleted); only
+ * those the writer can see.
+ */
 export async function markScopeEntitiesStale(
   q: Queryable,
   namespace: string,
   scope: string,
   listed: readonly string[],
   snapshotId: string,
+  visibleScopes: string[] | null,
 ): Promise<string[]> {
   const { rows } = await q.query<{ key: string }>(
     `/* markScopeEntitiesStale */
      UPDATE entities SET stale = true, snapshot_id = $4, updated_at = now()
      WHERE namespace = $1 AND snapshot_scope = $2 AND NOT stale AND key <> ALL($3::text[])
+       AND ${visibleTo('entities', '$5')}
      RETURNING key`,
-    [namespace, scope, listed, snapshotId],
+    [namespace, scope, listed, snapshotId, visibleScopes],
   );
   return rows.map((r) => r.key).sort(byCodeUnit);
 }
 
 /**
  * The facts a snapshot is compared with: ACTIVE facts in force at `at` that the scope owns, and
- * unowned ones with one of the listed (subject, predicate, object) triples.
+ * unowned ones with one of the listed (subject, predicate, object) triples — only facts the
+ * writer can see, so a hidden one is neither matched nor closed.
  */
 export async function findScopeFacts(
   q: Queryable,
@@ -128,6 +135,7 @@ export async function findScopeFacts(
   scope: string,
   triples: readonly { subject: string; predicate: string; object: string }[],
   at: Date,
+  visibleScopes: string[] | null,
 ): Promise<FactRow[]> {
   const { rows } = await q.query<FactRow & { snapshotScope: string | null; snapshotId: string | null }>(
     `/* findScopeFacts */
@@ -137,6 +145,7 @@ export async function findScopeFacts(
        AND (f.snapshot_scope = $2
             OR (f.snapshot_scope IS NULL AND (f.subject, f.predicate, f.object) IN (
                   SELECT * FROM unnest($3::text[], $4::text[], $5::text[]))))
+       AND ${factVisibleTo('f', '$7')}
      ORDER BY f.valid_from, f.fact_id`,
     [
       namespace,
@@ -145,6 +154,7 @@ export async function findScopeFacts(
       triples.map((t) => t.predicate),
       triples.map((t) => t.object),
       at,
+      visibleScopes,
     ],
   );
   return rows;
@@ -174,14 +184,16 @@ export async function closeSnapshotFacts(
   factIds: readonly string[],
   at: Date,
   snapshotId: string,
+  visibleScopes: string[] | null,
 ): Promise<string[]> {
   if (factIds.length === 0) return [];
   const { rows } = await q.query<{ id: string }>(
     `/* closeSnapshotFacts */
      UPDATE facts SET valid_to = greatest($3::timestamptz, valid_from), snapshot_id = $4
      WHERE namespace = $1 AND fact_id = ANY($2::text[]) AND valid_to IS NULL
+       AND ${factVisibleTo('facts', '$5')}
      RETURNING fact_id AS id`,
-    [namespace, factIds, at, snapshotId],
+    [namespace, factIds, at, snapshotId, visibleScopes],
   );
   return rows.map((r) => r.id).sort(byCodeUnit);
 }

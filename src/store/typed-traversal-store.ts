@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { FACT_COLUMNS, type FactRow } from './fact-store.js';
-import { visibleTo } from './visibility.js';
+import { factVisibleTo, visibleTo } from './visibility.js';
 
 /**
  * Typed traversal's SQL: anchor candidates, one breadth level of a step, entities as of a time,
@@ -156,18 +156,14 @@ export async function traversalLevel(
        SELECT ${FACT_COLUMNS}, f.subject AS "fromKey", f.object AS other
        FROM facts f
        WHERE $6::boolean AND f.namespace = $1 AND f.subject = ANY($2::text[]) AND f.predicate = $3
-         AND ${live} AND ${visibleTo('f', '$5')}
+         AND ${live} AND ${factVisibleTo('f', '$5')}
        UNION ALL
        SELECT ${FACT_COLUMNS}, f.object AS "fromKey", f.subject AS other
        FROM facts f
        WHERE $7::boolean AND f.namespace = $1 AND f.object = ANY($2::text[]) AND f.predicate = $3
-         AND ${live} AND ${visibleTo('f', '$5')}
+         AND ${live} AND ${factVisibleTo('f', '$5')}
      ), reachable AS (
-       -- LIMIT 1 keeps this a primary-key probe per edge (a semi-join may hash the whole namespace).
        SELECT ed.* FROM edges ed
-       CROSS JOIN LATERAL (
-         SELECT 1 FROM entities e WHERE e.namespace = $1 AND e.key = ed.other AND ${visibleTo('e', '$5')} LIMIT 1
-       ) visible_endpoint
      ), picked AS (
        SELECT r.other FROM reachable r WHERE r.other <> ALL($8::text[])
        GROUP BY r.other ORDER BY r.other COLLATE "C" LIMIT $9

@@ -50,6 +50,22 @@ describe('facts over HTTP: assert, reinforce, supersede, retract, conflicts', ()
     return res.data![field]!;
   };
   const assertFacts = (facts: unknown[]) => mutate(ASSERT, { facts }, 'assertFacts');
+  /** Evidence must be a recorded observation: one per name, its id by name. */
+  const evidence = async (...names: string[]): Promise<Record<string, string>> => {
+    const payload = await mutate(
+      RECORD,
+      {
+        obs: names.map((name) => ({
+          source: { system: 'facts-test', externalId: name },
+          kind: 'note',
+          occurredAt: '2024-01-01T00:00:00Z',
+          content: `evidence ${name}`,
+        })),
+      },
+      'recordObservations',
+    );
+    return Object.fromEntries(names.map((name, i) => [name, payload.results[i]!.key!]));
+  };
   const fact = async (id: string): Promise<Fact> => {
     const res = await gw.gql<{ node: Fact }>(FACT, { id: globalId('Fact', ns, id) });
     expect(res.errors).toBeUndefined();
@@ -119,6 +135,7 @@ describe('facts over HTTP: assert, reinforce, supersede, retract, conflicts', ()
   });
 
   it('the same batch twice leaves every count and confidence unchanged (REINFORCED, with or without validFrom)', async () => {
+    const obs = await evidence('obs-1');
     const batch = [
       { subject: 'svc:a', predicate: 'CALLS', object: 'svc:b', confidence: 0.5 },
       {
@@ -126,7 +143,7 @@ describe('facts over HTTP: assert, reinforce, supersede, retract, conflicts', ()
         predicate: 'OWNED_BY',
         object: 'team:x',
         validFrom: '2023-01-01T00:00:00Z',
-        observationIds: ['obs-1'],
+        observationIds: [obs['obs-1']],
       },
     ];
     const first = await assertFacts(batch);
@@ -145,9 +162,10 @@ describe('facts over HTTP: assert, reinforce, supersede, retract, conflicts', ()
       object: 'svc:db',
       validFrom: '2024-01-01T00:00:00Z',
     };
+    const obs = await evidence('obs-r1', 'obs-r2', 'obs-r3', 'obs-r4', 'obs-r5');
     const payloads = await Promise.all(
       [1, 2, 3, 4, 5].map((n) =>
-        assertFacts([{ ...base, observationIds: [`obs-r${n}`], confidence: n / 10 }]),
+        assertFacts([{ ...base, observationIds: [obs[`obs-r${n}`]], confidence: n / 10 }]),
       ),
     );
     const statuses = payloads.map((p) => p.results[0]!.status).sort();
@@ -157,7 +175,7 @@ describe('facts over HTTP: assert, reinforce, supersede, retract, conflicts', ()
       [ns],
     );
     expect(rows).toHaveLength(1);
-    expect([...rows[0]!.ids].sort()).toEqual(['obs-r1', 'obs-r2', 'obs-r3', 'obs-r4', 'obs-r5']);
+    expect([...rows[0]!.ids].sort()).toEqual(Object.values(obs).sort());
     expect(rows[0]!.confidence).toBeCloseTo(0.5);
   });
 
@@ -168,19 +186,20 @@ describe('facts over HTTP: assert, reinforce, supersede, retract, conflicts', ()
       object: 'tool:vim',
       validFrom: '2024-01-01T00:00:00Z',
     };
+    const obs = await evidence('obs-a', 'obs-b');
     const [created] = (
-      await assertFacts([{ ...base, observationIds: ['obs-a'], confidence: 0.5, evidence: 'EXTRACTED' }])
+      await assertFacts([{ ...base, observationIds: [obs['obs-a']], confidence: 0.5, evidence: 'EXTRACTED' }])
     ).results;
     const again = await assertFacts([
-      { ...base, observationIds: ['obs-b'], confidence: 0.8, evidence: 'INFERRED' },
-      { ...base, observationIds: ['obs-a'], confidence: 0.3, evidence: 'ASSERTED' },
+      { ...base, observationIds: [obs['obs-b']], confidence: 0.8, evidence: 'INFERRED' },
+      { ...base, observationIds: [obs['obs-a']], confidence: 0.3, evidence: 'ASSERTED' },
     ]);
     expect(again.results.map((r) => r.status)).toEqual(['REINFORCED', 'REINFORCED']);
     const { rows } = await gw.db.query<{ ids: string[]; confidence: number; evidence: string }>(
       `SELECT observation_ids AS ids, confidence, evidence FROM facts WHERE namespace = $1 AND fact_id = $2`,
       [ns, created!.key],
     );
-    expect(rows[0]!.ids).toEqual(['obs-a', 'obs-b']);
+    expect(rows[0]!.ids).toEqual([obs['obs-a'], obs['obs-b']]);
     expect(rows[0]!.confidence).toBeCloseTo(0.8);
     expect(rows[0]!.evidence).toBe('ASSERTED');
     const { rows: all } = await gw.db.query(

@@ -14,21 +14,26 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('embedded database in a data 
       const first = await openPglite({ dataDir: dir });
       await migrate(first, { model: 'hashing:16', dimensions: 16 });
       await first.transaction('seed', (tx) =>
-        upsertEntity(tx, 'ns', {
-          key: 'k1',
-          kind: 'thing',
-          title: 'Kept',
-          attributes: { a: 1 },
-          validFrom: new Date(),
-          scopes: [],
-          visibility: [],
-          sourcePath: null,
-          confidence: null,
-          origin: 'AGENT',
-          pii: false,
-          piiCategories: [],
-          observationId: null,
-        }),
+        upsertEntity(
+          tx,
+          'ns',
+          {
+            key: 'k1',
+            kind: 'thing',
+            title: 'Kept',
+            attributes: { a: 1 },
+            validFrom: new Date(),
+            scopes: [],
+            visibility: [],
+            sourcePath: null,
+            confidence: null,
+            origin: 'AGENT',
+            pii: false,
+            piiCategories: [],
+            observationId: null,
+          },
+          null,
+        ),
       );
       await first.close();
 

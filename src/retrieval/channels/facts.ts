@@ -15,7 +15,7 @@
  * the compiler together.
  */
 import type { Queryable } from '../../db/database.js';
-import { visibleTo } from '../../store/visibility.js';
+import { factVisibleTo, visibleTo } from '../../store/visibility.js';
 
 /** Phase-1 bound of every channel. */
 export const CHANNEL_LIMIT = 64;
@@ -63,10 +63,6 @@ export function relevantTo(alias: string, param: string): string {
 const liveAt = (param: string) => `f.status IN ('ACTIVE', 'SUPERSEDED', 'EVIDENCE_LOST')
   AND f.valid_from <= ${param}::timestamptz AND (f.valid_to IS NULL OR f.valid_to > ${param}::timestamptz)`;
 
-const endpointsVisible = (param: string) =>
-  `EXISTS (SELECT 1 FROM entities es WHERE es.namespace = f.namespace AND es.key = f.subject AND ${visibleTo('es', param)})
-   AND EXISTS (SELECT 1 FROM entities eo WHERE eo.namespace = f.namespace AND eo.key = f.object AND ${visibleTo('eo', param)})`;
-
 export async function factsChannel(
   q: Queryable,
   input: FactsChannelInput,
@@ -75,7 +71,7 @@ export async function factsChannel(
   const seeds = dedupeSeeds(input.seeds);
   const limit = Math.min(CHANNEL_LIMIT, Math.max(1, input.limit));
   if (seeds.length === 0 && !input.freshestWithoutSeeds) return [];
-  const filters = `${liveAt('$4')} AND ${visibleTo('f', '$5')} AND ${relevantTo('f', '$6')} AND ${endpointsVisible('$5')}`;
+  const filters = `${liveAt('$4')} AND ${factVisibleTo('f', '$5')} AND ${relevantTo('f', '$6')}`;
   const { rows } = await q.query<FactsChannelHit>(
     `/* contextFactsChannel */
      WITH seeds AS (
@@ -153,8 +149,8 @@ export async function factsNamingEntities(
   visibleScopes: string[] | null,
 ): Promise<(FactsChannelHit & { name: string })[]> {
   if (input.names.length === 0) return [];
-  const filters = `${liveAt('$3')} AND f.status <> 'EVIDENCE_LOST' AND ${visibleTo('f', '$4')}
-    AND ${relevantTo('f', '$5')} AND ${endpointsVisible('$4')}`;
+  const filters = `${liveAt('$3')} AND f.status <> 'EVIDENCE_LOST' AND ${factVisibleTo('f', '$4')}
+    AND ${relevantTo('f', '$5')}`;
   const { rows } = await q.query<{ namespace: string; factId: string; name: string }>(
     `/* contextMultiHopFacts */
      SELECT x.namespace, x.fact_id AS "factId", n.name

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.js';
-import { visibleTo } from '../../store/visibility.js';
+import { factVisibleTo, visibleTo } from '../../store/visibility.js';
 
 export interface GraphSeed {
   namespace: string;
@@ -67,13 +67,13 @@ export async function graphChannel(q: Queryable, input: GraphChannelInput): Prom
          (SELECT f.fact_id, f.object AS next FROM facts f
           WHERE f.namespace = w.namespace AND f.subject = w.key AND f.status = 'ACTIVE'
             AND f.valid_from <= $4::timestamptz AND (f.valid_to IS NULL OR f.valid_to > $4::timestamptz)
-            AND ${visibleTo('f', '$3')}
+            AND ${factVisibleTo('f', '$3')}
           ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT $6)
          UNION ALL
          (SELECT f.fact_id, f.subject AS next FROM facts f
           WHERE f.namespace = w.namespace AND f.object = w.key AND f.status = 'ACTIVE'
             AND f.valid_from <= $4::timestamptz AND (f.valid_to IS NULL OR f.valid_to > $4::timestamptz)
-            AND ${visibleTo('f', '$3')}
+            AND ${factVisibleTo('f', '$3')}
           ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT $6)
        ) e
        WHERE w.distance < $5 AND NOT e.next = ANY(w.path)
