@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/schema/index.js';
 import { type GqlResponse, type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { dumpScopedRows, dumpSize } from '../helpers/hidden-rows.js';
 import { writeTokensFile } from '../helpers/principals.js';
 import { rootFieldsPresent } from '../helpers/schema-fields.js';
 
@@ -245,6 +246,108 @@ const PATHS: ReadPath[] = [
   },
 ];
 
+const WRITE_PAYLOAD = 'accepted rejected results { index status id key code message }';
+
+/** A write aimed at a w1 row by a writer without w1, and the item codes it must answer. */
+interface WritePath {
+  /** The Mutation field it exercises (for the completeness check). */
+  field: string;
+  name: string;
+  query: string;
+  variables?: (fx: Fixture) => Record<string, unknown>;
+  /** Every rejected item's code, in order: NOT_FOUND where it addresses the row, KEY_UNAVAILABLE where it collides. */
+  codes: string[];
+}
+
+const WRITE_PATHS: WritePath[] = [
+  {
+    field: 'upsertEntities',
+    name: 'upsertEntities (a w1 key)',
+    query: `mutation { upsertEntities(namespace: ${ACME}, entities: [{ key: "sapphire-ent", kind: "person", title: "taken over" }]) { ${WRITE_PAYLOAD} } }`,
+    codes: ['KEY_UNAVAILABLE'],
+  },
+  {
+    field: 'assertFacts',
+    name: 'assertFacts (onto a w1 endpoint, contradicting and citing w1 rows)',
+    query: `mutation($contradicts: JSON!, $obs: String!) { assertFacts(namespace: ${ACME}, facts: [
+        { subject: "hub", predicate: "knows", object: "sapphire-ent" },
+        { subject: "hub", predicate: "doubts", object: "public-ent", attributes: $contradicts },
+        { subject: "hub", predicate: "cites", object: "public-ent", observationIds: [$obs] }]) { ${WRITE_PAYLOAD} } }`,
+    variables: (fx) => ({ contradicts: { contradicts: fx.secretFactId }, obs: fx.secretObservationId }),
+    codes: ['KEY_UNAVAILABLE', 'NOT_FOUND', 'NOT_FOUND'],
+  },
+  {
+    field: 'supersedeFact',
+    name: 'supersedeFact (a w1 fact)',
+    query: `mutation($id: String!) { supersedeFact(namespace: ${ACME}, factId: $id, by: { subject: "hub", predicate: "knows", object: "public-ent" }) { ${WRITE_PAYLOAD} } }`,
+    variables: (fx) => ({ id: fx.secretFactId }),
+    codes: ['NOT_FOUND'],
+  },
+  {
+    field: 'retractFact',
+    name: 'retractFact (a w1 fact)',
+    query: `mutation($id: String!) { retractFact(namespace: ${ACME}, factId: $id, reason: "gone") { ${WRITE_PAYLOAD} } }`,
+    variables: (fx) => ({ id: fx.secretFactId }),
+    codes: ['NOT_FOUND'],
+  },
+  {
+    field: 'purgeEntity',
+    name: 'purgeEntity (a w1 entity)',
+    query: `mutation { purgeEntity(namespace: ${ACME}, key: "sapphire-ent", reason: "gdpr") { ${WRITE_PAYLOAD} } }`,
+    codes: ['NOT_FOUND'],
+  },
+  {
+    field: 'purgeEntity',
+    name: 'purgeEntity (a public entity w1 rows depend on)',
+    query: `mutation { purgeEntity(namespace: ${ACME}, key: "hub", reason: "gdpr") { ${WRITE_PAYLOAD} } }`,
+    codes: ['KEY_UNAVAILABLE'],
+  },
+  {
+    field: 'redactObservation',
+    name: 'redactObservation (a w1 observation)',
+    query: `mutation($id: String!) { redactObservation(namespace: ${ACME}, observationId: $id, reason: "pii") { ${WRITE_PAYLOAD} } }`,
+    variables: (fx) => ({ id: fx.secretObservationId }),
+    codes: ['NOT_FOUND'],
+  },
+  {
+    field: 'recordObservations',
+    name: "recordObservations (a w1 observation's source identity)",
+    query: `mutation { recordObservations(namespace: ${ACME}, observations: [{ source: { system: "notes", externalId: "sec-1" },
+        kind: "note", occurredAt: "2024-04-01T00:00:00Z", content: "someone else's" }]) { ${WRITE_PAYLOAD} } }`,
+    codes: ['KEY_UNAVAILABLE'],
+  },
+  {
+    field: 'retainDocuments',
+    name: 'retainDocuments (a w1 document)',
+    query: `mutation { retainDocuments(namespace: ${ACME}, documents: [{ key: "doc:sapphire", title: "mine", content: "# Mine" }]) { ${WRITE_PAYLOAD} } }`,
+    codes: ['KEY_UNAVAILABLE'],
+  },
+  {
+    field: 'reconcileSnapshot',
+    name: 'reconcileSnapshot (listing a w1 entity, relating to it)',
+    query: `mutation { reconcileSnapshot(namespace: ${ACME}, snapshot: { scope: "intruder", snapshotId: "i1",
+        observedAt: "2024-04-01T00:00:00Z", entities: [{ key: "sapphire-ent", kind: "person" }],
+        relations: [{ subject: "public-ent", relation: "knows", object: "sapphire-ent" }] }) {
+        entities { ${WRITE_PAYLOAD} } relations { ${WRITE_PAYLOAD} } closedRelations staleEntities } }`,
+    codes: ['KEY_UNAVAILABLE', 'KEY_UNAVAILABLE'],
+  },
+];
+
+/** Mutation fields that change no namespace rows under visibility scopes, and why. */
+const WRITE_EXEMPT: Record<string, string> = {
+  configureNamespace: 'namespace configuration (packs, strict mode), no knowledge rows',
+  registerDomainPack: 'the shared pack registry (admins), no knowledge rows',
+};
+
+/** Every item code of every write payload in an answer, in document order. */
+function itemCodes(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(itemCodes);
+  if (value === null || typeof value !== 'object') return [];
+  const record = value as Record<string, unknown>;
+  if (typeof record.status === 'string' && 'code' in record) return record.code ? [String(record.code)] : [];
+  return Object.values(record).flatMap(itemCodes);
+}
+
 /** Query fields that read no namespace rows under visibility scopes, and why. */
 const EXEMPT: Record<string, string> = {
   auditTrail: 'admin-only log of actions (test/graphql/audit.test.ts)',
@@ -392,6 +495,7 @@ describe('visibility: principals × read paths', () => {
       { id: 'w1', read: ['acme', 'other'], scopes: ['workspace:w1'] },
       { id: 'none', read: ['acme', 'other'] },
       { id: 'w2', read: ['acme', 'other'], scopes: ['workspace:w2'] },
+      { id: 'intruder', read: ['acme'], write: ['acme'], scopes: ['workspace:w2'] },
     ]);
     tokens = written.tokens;
     gw = await startTestGateway({ MEMGATE_TOKENS_FILE: written.path });
@@ -515,6 +619,38 @@ describe('visibility: principals × read paths', () => {
       expect(await ask(hidden), template).toBe(await ask(absent));
     }
   });
+
+  it('covers every write path of the schema (a new Mutation field needs a row here)', () => {
+    const fields = Object.keys(schema.getMutationType()!.getFields());
+    const covered = new Set(WRITE_PATHS.map((p) => p.field));
+    const missing = fields.filter((f) => !covered.has(f) && !(f in WRITE_EXEMPT));
+    expect(missing).toEqual([]);
+  });
+
+  // Writes come after every read: what an intruder may create must not disturb the read checks.
+  for (const path of WRITE_PATHS) {
+    it.skipIf(!rootFieldsPresent(path.query))(
+      `${path.name}: a writer without w1 changes no w1 row and learns nothing of it`,
+      async () => {
+        const before = await dumpScopedRows(gw.db, 'acme', ['workspace:w1']);
+        expect(dumpSize(before)).toBeGreaterThan(0);
+        const res = await gw.gql(path.query, path.variables?.(fx) ?? {}, { token: tokens.intruder });
+        const label = `${path.name} as intruder`;
+        if (process.env.MATRIX_DEBUG) console.log(label, JSON.stringify(res));
+        expect(res.errors, label).toBeUndefined();
+        // The keys the caller sent may come back (a NOT_FOUND names what was asked for).
+        const text = visibleText(res.data)
+          .replaceAll('sapphire-ent', '<asked>')
+          .replaceAll('doc:sapphire', '<asked>');
+        expect(text.includes(W1), `${label} shows a w1 row`).toBe(false);
+        expect(text.includes(OTHER_NS), `${label} shows namespace other`).toBe(false);
+        expect(itemCodes(res.data), label).toEqual(path.codes);
+        expect(await dumpScopedRows(gw.db, 'acme', ['workspace:w1']), `${label} changed a w1 row`).toEqual(
+          before,
+        );
+      },
+    );
+  }
 
   it('relevance scopes only rank: a project-scoped row is visible to everyone', async () => {
     for (const who of PRINCIPALS) {
