@@ -19,7 +19,10 @@ export const FactInputRef = builder.inputType('FactInput', {
     validTo: t.field({ type: 'DateTime' }),
     evidence: t.field({ type: EvidenceEnum, defaultValue: 'ASSERTED' }),
     confidence: t.float({ defaultValue: 1.0 }),
-    observationIds: t.stringList(),
+    observationIds: t.stringList({
+      description:
+        'Recorded observations this fact rests on; each must exist and be visible to you (else NOT_FOUND).',
+    }),
     sourcePath: t.string(),
     scopes: t.stringList(),
     attributes: t.field({ type: 'JSON' }),
