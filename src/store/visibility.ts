@@ -14,8 +14,10 @@ export function visibleTo(alias: string, param: string): string {
  */
 export function factVisibleTo(alias: string, param: string): string {
   const f = alias ? `${alias}.` : '';
+  // A scalar subquery stays a primary-key probe per fact; an EXISTS may be planned as a
+  // semi-join that hashes every entity of the namespace. No row (absent endpoint): not visible.
   const endpoint = (column: 'subject' | 'object') =>
-    `EXISTS (SELECT 1 FROM entities fe WHERE fe.namespace = ${f}namespace AND fe.key = ${f}${column}
-             AND ${visibleTo('fe', param)})`;
+    `coalesce((SELECT ${visibleTo('fe', param)} FROM entities fe
+               WHERE fe.namespace = ${f}namespace AND fe.key = ${f}${column}), false)`;
   return `(${visibleTo(alias, param)} AND ${endpoint('subject')} AND ${endpoint('object')})`;
 }
