@@ -22,24 +22,34 @@ export async function hiddenDependents(
   target: { observationId: string } | { entityKey: string },
   visibleScopes: string[] | null,
 ): Promise<boolean> {
-  const observationId = 'observationId' in target ? target.observationId : null;
-  const entityKey = 'entityKey' in target ? target.entityKey : null;
-  const { rows } = await q.query<{ hidden: boolean }>(
-    `/* hiddenDependents */
-     SELECT EXISTS (
-       SELECT 1 FROM facts f
-       WHERE f.namespace = $1 AND (f.observation_ids @> ARRAY[$2::text] OR f.subject = $3 OR f.object = $3)
-         AND NOT ${factVisibleTo('f', '$4')}
-     ) OR EXISTS (
-       SELECT 1 FROM chunks c
-       WHERE c.namespace = $1 AND (c.observation_id = $2 OR c.node_key = $3) AND NOT ${visibleTo('c', '$4')}
-     ) OR EXISTS (
-       SELECT 1 FROM mentions m JOIN observations o
-         ON o.namespace = m.namespace AND o.observation_id = m.observation_id
-       WHERE m.namespace = $1 AND m.entity_key = $3 AND NOT ${visibleTo('o', '$4')}
-     ) AS hidden`,
-    [namespace, observationId, entityKey, visibleScopes],
-  );
+  // One shape per target kind, so each branch can use its own index.
+  const sql =
+    'observationId' in target
+      ? `/* hiddenDependentsOfObservation */
+         SELECT EXISTS (
+           SELECT 1 FROM facts f
+           WHERE f.namespace = $1 AND f.observation_ids @> ARRAY[$2::text] AND NOT ${factVisibleTo('f', '$3')}
+         ) OR EXISTS (
+           SELECT 1 FROM chunks c
+           WHERE c.namespace = $1 AND c.observation_id = $2 AND NOT ${visibleTo('c', '$3')}
+         ) AS hidden`
+      : `/* hiddenDependentsOfEntity */
+         SELECT EXISTS (
+           SELECT 1 FROM facts f
+           WHERE f.namespace = $1 AND f.subject = $2 AND NOT ${factVisibleTo('f', '$3')}
+         ) OR EXISTS (
+           SELECT 1 FROM facts f
+           WHERE f.namespace = $1 AND f.object = $2 AND NOT ${factVisibleTo('f', '$3')}
+         ) OR EXISTS (
+           SELECT 1 FROM chunks c
+           WHERE c.namespace = $1 AND c.node_key = $2 AND NOT ${visibleTo('c', '$3')}
+         ) OR EXISTS (
+           SELECT 1 FROM mentions m JOIN observations o
+             ON o.namespace = m.namespace AND o.observation_id = m.observation_id
+           WHERE m.namespace = $1 AND m.entity_key = $2 AND NOT ${visibleTo('o', '$3')}
+         ) AS hidden`;
+  const id = 'observationId' in target ? target.observationId : target.entityKey;
+  const { rows } = await q.query<{ hidden: boolean }>(sql, [namespace, id, visibleScopes]);
   return rows[0]?.hidden ?? false;
 }
 
