@@ -386,47 +386,54 @@ describe('writes respect visibility scopes', () => {
     expect(await dump()).toEqual(before);
   });
 
-  it('a fact with a hidden endpoint is hidden on every read path, like an absent one', async () => {
-    const reads: [string, () => string, string][] = [
+  {
+    const reads: [string, string, () => string, string][] = [
       [
+        'fact(factId) of a visible fact whose object is hidden',
         `{ fact(namespace: "${NS}", factId: "KEY") { factId subject { key title } object { key title } } }`,
         () => leakyFactId,
         absentFact,
       ],
       [
+        'provenance of that fact',
         `{ provenance(id: "KEY") { steps { kind id label } } }`,
         () => globalId('Fact', NS, leakyFactId),
         globalId('Fact', NS, absentFact),
       ],
       [
+        'context GRAPH anchored on a hidden entity',
         `{ context(input: { namespaces: ["${NS}"], anchors: ["KEY"], strategy: GRAPH, k: 16 }) {
            text sections { kind items { id kind text title } } sources { key } warnings emptyReason budget { dropped { id reason } } } }`,
         () => 'secret-a',
         'nobody-a',
       ],
       [
+        'context GRAPH anchored on a hidden entity with a public edge',
         `{ context(input: { namespaces: ["${NS}"], anchors: ["KEY"], strategy: GRAPH, k: 16 }) {
            text sections { kind items { id kind text title } } warnings emptyReason } }`,
         () => 'bobonly-a',
         'nobody-a',
       ],
       [
+        'timeline of a hidden entity',
         `{ timeline(namespace: "${NS}", key: "KEY") { edges { node { kind } } } }`,
         () => 'secret-a',
         'nobody-a',
       ],
     ];
-    for (const [template, hidden, absent] of reads) {
-      const answer = async (key: string) => {
-        const res: GqlResponse = await as('alice', template.replace('KEY', key));
-        return JSON.stringify({ data: res.data ?? null, errors: res.errors ?? null }).replaceAll(
-          key,
-          '<key>',
-        );
-      };
-      expect(await answer(hidden()), template).toBe(await answer(absent));
+    for (const [name, template, hidden, absent] of reads) {
+      it(`${name} answers exactly as an absent one`, async () => {
+        const answer = async (key: string) => {
+          const res: GqlResponse = await as('alice', template.replace('KEY', key));
+          return JSON.stringify({ data: res.data ?? null, errors: res.errors ?? null }).replaceAll(
+            key,
+            '<key>',
+          );
+        };
+        expect(await answer(hidden()), template).toBe(await answer(absent));
+      });
     }
-  });
+  }
 
   it('entity.facts, search and context from a visible node never reach a hidden one; bob sees them', async () => {
     const queries = [
