@@ -57,6 +57,7 @@ const config = parseConfig({
 const app = await createApp(config, { db: capture.db });
 const server = createHttpServer({
   gateway: app.gateway,
+  authenticate: app.authenticate,
   db: capture.db,
   logger: app.deps.logger,
   maxBodyBytes: config.maxBodyBytes,

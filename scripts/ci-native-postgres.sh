@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Native PostgreSQL 15 + pgvector + pg_trgm for tests and CI, on Debian bookworm.
 #
-#   scripts/ci-native-postgres.sh install       install pgvector for PG 15 (skipped when present)
+#   scripts/ci-native-postgres.sh install       install PG 15, its pg_dump and pgvector (each skipped when present)
 #   scripts/ci-native-postgres.sh run CMD...    install, start a throwaway cluster, run CMD with
 #                                               DATABASE_URL exported, then stop the cluster and
 #                                               delete it, however CMD ends; exits with CMD's status
@@ -102,11 +102,13 @@ install_pgvector() {
 }
 
 ensure_postgres() {
-  if [[ ! -x "$PG_BIN/initdb" ]]; then
+  # pg_dump 15 (postgresql-client-15) is what `memgate backup` runs against this server.
+  if [[ ! -x "$PG_BIN/initdb" || ! -x "$PG_BIN/pg_dump" ]]; then
     [[ $EUID -eq 0 ]] || die "PostgreSQL 15 is not installed and installing it needs root"
     apt_get update -qq
-    apt_get install -y -qq --no-install-recommends postgresql-15 >/dev/null
+    apt_get install -y -qq --no-install-recommends postgresql-15 postgresql-client-15 >/dev/null
   fi
+  "$PG_BIN/pg_dump" --version | grep -q '(PostgreSQL) 15\.' || die "pg_dump in $PG_BIN is not version 15"
   install_pgvector
 }
 

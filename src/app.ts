@@ -1,4 +1,4 @@
-import { createTokenAuthenticator } from './auth/authenticate.js';
+import { type Authenticate, createTokenAuthenticator, localAuthenticate } from './auth/authenticate.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { openDatabase } from './db/open-database.js';
@@ -12,6 +12,8 @@ import type { AppDeps } from './services/request-scope.js';
 export interface App {
   deps: AppDeps;
   gateway: ReturnType<typeof createGateway>;
+  /** How requests are authenticated (local mode: the one full-access principal). */
+  authenticate: Authenticate;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function createApp(
   return {
     deps,
     gateway,
+    authenticate: authenticate ?? localAuthenticate,
     close: () => db.close(),
   };
 }

@@ -1,19 +1,23 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { Authenticate } from './auth/authenticate.js';
 import type { Database } from './db/database.js';
+import { BACKUP_PATH, handleBackup } from './http-backup.js';
 import type { Logger } from './logger.js';
 import type { Gateway } from './server.js';
 import { pendingMigrations } from './store/migrate.js';
 
 export interface HttpOptions {
   gateway: Gateway;
+  /** The gateway's own authentication, for the routes served beside GraphQL (backups). */
+  authenticate: Authenticate;
   db: Database;
   logger: Logger;
   maxBodyBytes: number;
 }
 
-/** Routes /healthz and /readyz itself, refuses oversized bodies, and hands the rest to yoga. */
+/** Routes /healthz, /readyz and /admin/backup itself, refuses oversized bodies, and hands the rest to yoga. */
 export function createHttpServer(options: HttpOptions): Server {
-  const { gateway, db, logger, maxBodyBytes } = options;
+  const { gateway, db, logger, maxBodyBytes, authenticate } = options;
   return createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
@@ -28,6 +32,11 @@ export function createHttpServer(options: HttpOptions): Server {
           sendJson(res, 503, { status: 'database unreachable' });
         },
       );
+      return;
+    }
+    if (path === BACKUP_PATH) {
+      req.resume();
+      void handleBackup(req, res, { db, authenticate, logger });
       return;
     }
     const declared = Number(req.headers['content-length'] ?? 0);

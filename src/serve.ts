@@ -11,6 +11,7 @@ export async function serve(config: Config): Promise<void> {
   const { logger } = app.deps;
   const server = createHttpServer({
     gateway: app.gateway,
+    authenticate: app.authenticate,
     db: app.deps.db,
     logger,
     maxBodyBytes: config.maxBodyBytes,

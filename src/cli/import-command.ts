@@ -1,16 +1,21 @@
-import { createReadStream, statSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
+import { importExport, isExportHeader } from '../services/export-service.js';
 import { namespaceSchema } from '../services/validation.js';
 import { createProgress, formatSeconds } from './progress.js';
 import { UsageError, parseArgs, positiveInt } from './args.js';
+import { configuredLocation, describeLocation, openLocation } from './database-location.js';
 
-const USAGE = 'Usage: memgate import FILE.jsonl --namespace NS [--batch 500]';
+const USAGE = `Usage: memgate import FILE.jsonl --namespace NS [--batch 500]
+       memgate import EXPORT.jsonl        (a file written by \`memgate export\`)`;
 
 registerCommand('import', {
-  summary: 'load a JSON Lines file of ObservationInput / DocumentInput into a namespace',
+  summary: 'load a JSON Lines file of ObservationInput / DocumentInput, or a `memgate export` file',
   async run(args) {
+    const exported = args.find((a) => !a.startsWith('--'));
+    if (exported && args.length === 1 && startsWithExportHeader(exported)) return importExportFile(exported);
     let file: string;
     let namespace: string;
     let batchSize: number;
@@ -69,3 +74,42 @@ registerCommand('import', {
     }
   },
 });
+
+/** Reads just the first line: an export starts with its header, an observations file does not. */
+function startsWithExportHeader(file: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return false; // the observations path reports the missing file
+  }
+  try {
+    const buffer = Buffer.alloc(64 * 1024);
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    const text = buffer.subarray(0, n).toString('utf8');
+    return isExportHeader(text.split('\n', 1)[0] ?? '');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function importExportFile(file: string): Promise<number> {
+  const size = statSync(file).size;
+  const location = configuredLocation(parseConfig({ ...process.env, MEMGATE_LOG_LEVEL: 'warn' }));
+  const db = await openLocation(location, false);
+  const progress = createProgress('import', process.stderr, 'bytes');
+  const started = performance.now();
+  try {
+    const summary = await importExport(db, createReadStream(file), (bytes, s) =>
+      progress.update(bytes, size, `${s.records} records  new ${s.inserted}  already there ${s.existing}`),
+    );
+    progress.done();
+    process.stdout.write(
+      `imported ${file} into ${describeLocation(location)} in ${formatSeconds((performance.now() - started) / 1000)}: ` +
+        `${summary.namespaces.length} namespaces, ${summary.records} records (new ${summary.inserted}, already there ${summary.existing})\n`,
+    );
+    return 0;
+  } finally {
+    await db.close();
+  }
+}

@@ -12,7 +12,14 @@ export interface PgliteOptions {
   loadDataDir?: Blob | File;
 }
 
-export async function openPglite(options: PgliteOptions): Promise<Database & { pglite: PGlite }> {
+export interface PgliteDatabase extends Database {
+  readonly backend: 'pglite';
+  pglite: PGlite;
+  /** Runs `fn` with the connection to itself (nothing interleaves): what pg_dump's WASM build needs. */
+  exclusive<T>(fn: (pglite: PGlite) => Promise<T>): Promise<T>;
+}
+
+export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   const pglite = await PGlite.create({
     dataDir: options.dataDir,
@@ -50,6 +57,7 @@ export async function openPglite(options: PgliteOptions): Promise<Database & { p
       lock.run(async () => {
         await pglite.exec(sql);
       }),
+    exclusive: (fn) => lock.run(() => fn(pglite)),
     close: () => lock.run(() => pglite.close()),
   };
 }

@@ -11,7 +11,14 @@ export interface PostgresOptions {
   max?: number;
 }
 
-export async function openPostgres(options: PostgresOptions): Promise<Database & { pool: pg.Pool }> {
+export interface PostgresDatabase extends Database {
+  readonly backend: 'postgres';
+  pool: pg.Pool;
+  /** Where the pool connects: pg_dump and restores open their own connection there. */
+  connectionString: string;
+}
+
+export async function openPostgres(options: PostgresOptions): Promise<PostgresDatabase> {
   // The vector type must exist before its parser can be registered; migrations repeat this harmlessly.
   const boot = new pg.Client({ connectionString: options.connectionString });
   await boot.connect();
@@ -45,9 +52,10 @@ export async function openPostgres(options: PostgresOptions): Promise<Database &
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 } satisfies QueryResult<R>;
   };
 
-  const db: Database & { pool: pg.Pool } = {
+  const db: PostgresDatabase = {
     backend: 'postgres',
     pool,
+    connectionString: options.connectionString,
     query: (sql, params) => run(pool, sql, params),
     async transaction(_name, fn) {
       const client = await pool.connect();

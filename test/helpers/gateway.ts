@@ -37,7 +37,7 @@ export interface TestGateway {
  */
 export async function startTestGateway(
   env: EnvInput = {},
-  options: ServerOptions = {},
+  options: ServerOptions & { db?: Database } = {},
 ): Promise<TestGateway> {
   const config = parseConfig({
     MEMGATE_TRACE_SQL: '1',
@@ -46,7 +46,8 @@ export async function startTestGateway(
     MEMGATE_DATA_DIR: '.test-cache/data',
     ...env,
   });
-  const db = await openTestDatabase();
+  // A given database (a restored copy, say) is used as it is; the gateway closes it.
+  const db = options.db ?? (await openTestDatabase());
   const app = await createApp(config, {
     ...options,
     db,
@@ -55,6 +56,7 @@ export async function startTestGateway(
   });
   const server: Server = createHttpServer({
     gateway: app.gateway,
+    authenticate: app.authenticate,
     db,
     logger: app.deps.logger,
     maxBodyBytes: config.maxBodyBytes,
