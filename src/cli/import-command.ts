@@ -15,7 +15,15 @@ registerCommand('import', {
   summary: 'load a JSON Lines file of ObservationInput / DocumentInput, or a `memgate export` file',
   async run(args) {
     const exported = args.find((a) => !a.startsWith('--'));
-    if (exported && args.length === 1 && startsWithExportHeader(exported)) return importExportFile(exported);
+    if (exported && startsWithExportHeader(exported)) {
+      if (args.length > 1) {
+        process.stderr.write(
+          `${exported} is a memgate export: it is imported whole, without options.\n${USAGE}\n`,
+        );
+        return 2;
+      }
+      return importExportFile(exported);
+    }
     let file: string;
     let namespace: string;
     let batchSize: number;
@@ -84,7 +92,7 @@ function startsWithExportHeader(file: string): boolean {
     return false; // the observations path reports the missing file
   }
   try {
-    const buffer = Buffer.alloc(64 * 1024);
+    const buffer = Buffer.alloc(1024 * 1024); // a header lists every namespace
     const n = readSync(fd, buffer, 0, buffer.length, 0);
     const text = buffer.subarray(0, n).toString('utf8');
     return isExportHeader(text.split('\n', 1)[0] ?? '');
