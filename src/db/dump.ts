@@ -40,11 +40,32 @@ export async function dumpDatabase(db: Database): Promise<Readable> {
   throw new DumpError('This database cannot be dumped: it is neither PGlite nor a PostgreSQL server.');
 }
 
+/**
+ * PGlite's pg_dump hands its output back as one JavaScript string, which cannot exceed ~512 MB;
+ * so the schema, each table's rows and the indexes are dumped one after another and
+ * concatenated. All of it runs under the exclusive lock, so nothing writes in between: the
+ * parts form one consistent snapshot, and their concatenation is what one pg_dump would print.
+ */
 async function dumpPglite(db: PgliteDatabase): Promise<Readable> {
-  // The WASM pg_dump talks over PGlite's single connection; nothing else may run meanwhile.
   const { pgDump } = await import('@electric-sql/pglite-tools/pg_dump');
-  const file = await db.exclusive((pglite) => pgDump({ pg: pglite, args: [...DUMP_ARGS] }));
-  return Readable.from(Buffer.from(await file.arrayBuffer()));
+  const parts = await db.exclusive(async (pglite) => {
+    const { rows } = await pglite.query<{ name: string }>(
+      `/* dumpTables */ SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') ORDER BY c.relname`,
+    );
+    const sections = [
+      ['--section=pre-data'],
+      ...rows.map((r) => ['--section=data', `--table=public."${r.name.replaceAll('"', '""')}"`]),
+      ['--section=post-data'],
+    ];
+    const files: Buffer[] = [];
+    for (const section of sections) {
+      const file = await pgDump({ pg: pglite, args: [...DUMP_ARGS, ...section] });
+      files.push(Buffer.from(await file.arrayBuffer()));
+    }
+    return files;
+  });
+  return Readable.from(parts);
 }
 
 /**
