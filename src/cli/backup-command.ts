@@ -108,7 +108,12 @@ export async function backupTo(
         createWriteStream(partial),
       );
     } else {
-      const db = await openLocation(source.location, true);
+      const db = await openLocation(source.location, true).catch((error: Error) => {
+        if (!source.location.dataDir) throw error;
+        throw new Error(
+          `${error.message}\nIf a gateway is running on ${source.location.dataDir}, back up through it: memgate backup --out ${out} --url http://HOST:PORT`,
+        );
+      });
       try {
         await pipeline(await dumpDatabase(db), byteCounter(onBytes), createWriteStream(partial));
       } finally {
