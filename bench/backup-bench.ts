@@ -19,7 +19,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
@@ -37,10 +37,17 @@ import { TextModel } from './text-model.js';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const log = (message: string) => process.stderr.write(`[bench:backup] ${message}\n`);
 
-async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+/** Wall seconds, and this process's CPU seconds (with PGlite the database runs in it). */
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number; cpuSeconds: number }> {
   const started = performance.now();
+  const cpu = process.cpuUsage();
   const value = await fn();
-  return { value, seconds: (performance.now() - started) / 1000 };
+  const used = process.cpuUsage(cpu);
+  return {
+    value,
+    seconds: (performance.now() - started) / 1000,
+    cpuSeconds: (used.user + used.system) / 1e6,
+  };
 }
 
 async function main(): Promise<void> {
@@ -49,7 +56,7 @@ async function main(): Promise<void> {
   const backend = String(options.get('backend') ?? 'pglite') as BenchBackend;
   const spec = SIZES[size];
   if (!spec) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}`);
-  const cacheDir = join(root, '.memgate-bench');
+  const cacheDir = process.env.MEMGATE_BENCH_CACHE_DIR ?? join(root, '.test-cache'); // as npm run bench
   const embedder = await createEmbedder('offline', { dataDir: cacheDir, log });
   const words = await loadWordVectors({ dataDir: cacheDir });
   const ds = new Dataset(spec, 42, new TextModel(words.words, 42));
@@ -93,15 +100,21 @@ async function main(): Promise<void> {
       backend,
       date: new Date().toISOString(),
       machine: `${cpus().length} cores (${cpus()[0]?.model ?? '?'})`,
+      loadAverage: loadavg()[0],
       dataset: spec,
-      backup: { seconds: round(backup.seconds), bytes: backupBytes },
-      restore: { seconds: round(restore.seconds), statements: restore.value.statements },
+      backup: { seconds: round(backup.seconds), cpuSeconds: round(backup.cpuSeconds), bytes: backupBytes },
+      restore: {
+        seconds: round(restore.seconds),
+        cpuSeconds: round(restore.cpuSeconds),
+        statements: restore.value.statements,
+      },
       export: {
         seconds: round(exported.seconds),
+        cpuSeconds: round(exported.cpuSeconds),
         bytes: statSync(exportFile).size,
         records: exported.value.records,
       },
-      checksum: { seconds: round(digestsBefore.seconds) },
+      checksum: { seconds: round(digestsBefore.seconds), cpuSeconds: round(digestsBefore.cpuSeconds) },
       digestsEqualAfterRestore: equal,
     };
     const dir = join(root, 'bench', 'results');
@@ -111,14 +124,15 @@ async function main(): Promise<void> {
     const md = [
       `# Backup and export, size ${size}, ${backend}`,
       '',
-      `${result.date}, ${result.machine}; ${spec.chunks} chunks, ${spec.entities} entities, ${spec.facts} facts.`,
+      `${result.date}, ${result.machine}, load average ${result.loadAverage.toFixed(1)}; ${spec.chunks} chunks, ${spec.entities} entities, ${spec.facts} facts.`,
+      'CPU is this process only: with PGlite it includes the database; native pg_dump and the server are not in it.',
       '',
-      '| step | seconds | size |',
-      '| --- | ---: | ---: |',
-      `| backup (pg_dump) | ${result.backup.seconds} | ${result.backup.bytes} bytes |`,
-      `| restore into a fresh database | ${result.restore.seconds} | ${result.restore.statements} statements |`,
-      `| export (JSON Lines) | ${result.export.seconds} | ${result.export.bytes} bytes, ${result.export.records} records |`,
-      `| export --checksum | ${result.checksum.seconds} | — |`,
+      '| step | wall s | CPU s | size |',
+      '| --- | ---: | ---: | ---: |',
+      `| backup (pg_dump) | ${result.backup.seconds} | ${result.backup.cpuSeconds} | ${result.backup.bytes} bytes |`,
+      `| restore into a fresh database | ${result.restore.seconds} | ${result.restore.cpuSeconds} | ${result.restore.statements} statements |`,
+      `| export (JSON Lines) | ${result.export.seconds} | ${result.export.cpuSeconds} | ${result.export.bytes} bytes, ${result.export.records} records |`,
+      `| export --checksum | ${result.checksum.seconds} | ${result.checksum.cpuSeconds} | — |`,
       '',
       `Digests equal after the restore: ${equal ? 'yes' : 'NO'}.`,
       '',
