@@ -8,6 +8,7 @@ import type { Embedder } from './providers/embedder.js';
 import { type ServerOptions, createGateway } from './server.js';
 import { migrate } from './store/migrate.js';
 import type { AppDeps } from './services/request-scope.js';
+import { assertTextSearchAvailable } from './services/text-search-service.js';
 
 export interface App {
   deps: AppDeps;
@@ -39,6 +40,7 @@ export async function createApp(
   try {
     const applied = await migrate(db, { model: embedder.model, dimensions: embedder.dimensions });
     if (applied.length) logger.info('migrations applied', { applied });
+    await assertTextSearchAvailable(db, config.textSearch);
   } catch (error) {
     await db.close();
     throw error;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { normaliseTextSearch } from './domain/text-search.js';
 
 /** Every setting comes from the environment, parsed once; `loadConfig` lists every problem at once. */
 const booleanFlag = z
@@ -35,6 +36,11 @@ const envSchema = z.object({
   MEMGATE_MAX_COST: z.coerce.number().int().min(10).default(50_000),
   MEMGATE_MAX_LIST_SIZE: z.coerce.number().int().min(1).default(1000),
   MEMGATE_PERSISTED_OPERATIONS: z.string().min(1).optional(),
+  MEMGATE_TEXT_SEARCH: z
+    .string()
+    .transform((v) => normaliseTextSearch(v))
+    .refine((v) => v !== null, 'must be auto or a text-search configuration name (english, russian, simple…)')
+    .default('english'),
 });
 
 export type EnvInput = Record<string, string | undefined>;
@@ -61,6 +67,8 @@ export interface Config {
   maxCost: number;
   maxListSize: number;
   persistedOperations: string | undefined;
+  /** Text-search configuration of namespaces that set none: a pg_ts_config name or `auto`. */
+  textSearch: string;
 }
 
 export class ConfigError extends Error {
@@ -99,6 +107,7 @@ export function parseConfig(env: EnvInput): Config {
     maxCost: e.MEMGATE_MAX_COST,
     maxListSize: e.MEMGATE_MAX_LIST_SIZE,
     persistedOperations: e.MEMGATE_PERSISTED_OPERATIONS,
+    textSearch: e.MEMGATE_TEXT_SEARCH ?? 'english',
   };
 }
 
@@ -125,4 +134,9 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
   ['MEMGATE_MAX_COST', '50000', 'estimated objects per operation (lists × page sizes)'],
   ['MEMGATE_MAX_LIST_SIZE', '1000', 'longest list in any argument (ids, batch items…)'],
   ['MEMGATE_PERSISTED_OPERATIONS', '(unset)', 'JSON file of allowed operations; others are refused'],
+  [
+    'MEMGATE_TEXT_SEARCH',
+    'english',
+    'language of namespaces that set none: auto | russian | english | simple | …',
+  ],
 ];

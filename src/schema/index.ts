@@ -57,6 +57,9 @@ import './types/audit-entry.js';
 import './types/domain-pack.js';
 import './types/snapshot.js';
 import './types/typed-context.js';
+import './types/text-search-configuration.js';
+import './types/text-search-reindex.js';
+import './types/text-search-settings.js';
 
 export const schema = builder.toSchema({ sortSchema: false });
 

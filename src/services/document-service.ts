@@ -28,7 +28,6 @@ import {
   findOpenDocumentLinks,
   insertLinkFacts,
   lockDocumentState,
-  namespaceTsConfig,
   updateLinkFactScopes,
   writeDocumentBody,
 } from '../store/document-store.js';
@@ -41,6 +40,7 @@ import {
   toPayload,
 } from './batch.js';
 import { upsertVisibleEntity } from './entity-service.js';
+import { type ChunkLanguage, chunkLanguageFor } from './text-search-service.js';
 import type { RequestScope } from './request-scope.js';
 import {
   jsonObjectSchema,
@@ -147,17 +147,17 @@ export class DocumentService {
     if (valid.length === 0) return toPayload(results);
 
     const vis = this.scope.principal.scopes;
-    const [states, tsConfig] = await Promise.all([
+    const [states, language] = await Promise.all([
       findDocumentStates(
         this.scope.db,
         ns,
         valid.map((v) => v.doc.input.key),
         vis,
       ),
-      namespaceTsConfig(this.scope.db, ns),
+      chunkLanguageFor(this.scope, ns),
     ]);
     const toEmbed = valid.filter((v) => !isUnchanged(states.get(v.doc.input.key) ?? null, v.doc));
-    for (const v of toEmbed) v.doc.chunks = buildChunks(v.doc);
+    for (const v of toEmbed) v.doc.chunks = buildChunks(v.doc, language);
     const embedded = await this.embedChunks(toEmbed.map((v) => v.doc));
     if (!embedded) {
       // Without vectors a rewrite would be invisible to vector search: refuse it, keep the rest.
@@ -184,7 +184,7 @@ export class DocumentService {
       for (const { index, doc } of valid) {
         await tx.query('SAVEPOINT item');
         try {
-          const { status, created } = await this.writeDocument(tx, ns, doc, now, tsConfig);
+          const { status, created } = await this.writeDocument(tx, ns, doc, now);
           await tx.query('RELEASE SAVEPOINT item');
           const result: WriteResult = {
             index,
@@ -285,7 +285,6 @@ export class DocumentService {
     ns: string,
     doc: PreparedDocument,
     now: Date,
-    tsConfig: string,
   ): Promise<{ status: WriteStatus; created: boolean }> {
     const key = doc.input.key;
     const vis = visibilityParam(this.scope.principal);
@@ -328,7 +327,7 @@ export class DocumentService {
       pii: doc.pii.pii,
       piiCategories: doc.pii.categories,
     });
-    await replaceChunks(tx, ns, key, doc.chunks, tsConfig);
+    await replaceChunks(tx, ns, key, doc.chunks);
     // Same title and attributes but new text is still an update of the document.
     return { status: status === 'UNCHANGED' ? 'UPDATED' : status, created: state === null };
   }
@@ -461,18 +460,22 @@ function limitViolation(input: DocumentInput): string | null {
   return null;
 }
 
-/** Heading chunks with what search needs; embeddings are filled in by one batched call. */
-function buildChunks(doc: PreparedDocument): ChunkWrite[] {
+/**
+ * Heading chunks with what search needs; embeddings are filled in by one batched call. Each
+ * section gets its own language (in an `auto` namespace a document may mix them).
+ */
+function buildChunks(doc: PreparedDocument, language: ChunkLanguage): ChunkWrite[] {
   return chunkMarkdown(doc.input.content).map((piece) => {
     const heading = piece.heading === '' ? null : piece.heading;
     const mark = combinePii(detectPii(doc.title), detectPii(piece.text));
+    const searchText = [doc.title, heading ?? '', piece.text].filter((part) => part.trim() !== '').join('\n');
     return {
       order: piece.order,
       kind: doc.kind,
       title: doc.title,
       heading,
       text: piece.text,
-      searchText: [doc.title, heading ?? '', piece.text].filter((part) => part.trim() !== '').join('\n'),
+      searchText,
       sourcePath: doc.sourcePath,
       meta: doc.meta,
       scopes: doc.scopes,
@@ -482,6 +485,8 @@ function buildChunks(doc: PreparedDocument): ChunkWrite[] {
       pii: mark.pii,
       piiCategories: mark.categories,
       embedding: null,
+      // The section's own text decides: a short English title must not outvote Russian prose.
+      tsConfig: language(`${heading ?? ''}\n${piece.text}`),
     };
   });
 }

@@ -12,6 +12,7 @@ import { ProvenanceService } from './provenance-service.js';
 import type { RequestScope } from './request-scope.js';
 import { SearchService } from './search-service.js';
 import { SnapshotService } from './snapshot-service.js';
+import { TextSearchService } from './text-search-service.js';
 import { TypedContextService } from './typed-context-service.js';
 
 export interface Services {
@@ -29,6 +30,7 @@ export interface Services {
   domainPacks: DomainPackService;
   snapshots: SnapshotService;
   typedContext: TypedContextService;
+  textSearch: TextSearchService;
 }
 
 export function createServices(scope: RequestScope): Services {
@@ -47,5 +49,6 @@ export function createServices(scope: RequestScope): Services {
     domainPacks: new DomainPackService(scope),
     snapshots: new SnapshotService(scope),
     typedContext: new TypedContextService(scope),
+    textSearch: new TextSearchService(scope),
   };
 }

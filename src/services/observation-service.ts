@@ -28,6 +28,7 @@ import {
   parseAssertions,
   projectAssertions,
 } from './projection.js';
+import { type ChunkLanguage, chunkLanguageFor } from './text-search-service.js';
 import type { RequestScope } from './request-scope.js';
 import { schemaPolicyFor } from './schema-policy.js';
 import { namespaceSchema, visibilityScopes } from './validation.js';
@@ -141,10 +142,11 @@ export class ObservationService {
       visibilityParam(this.scope.principal),
     );
     const drafts: Draft[] = [];
+    const language = await chunkLanguageFor(this.scope, ns);
     for (const c of candidates) {
       if (known.visible.has(c.id)) results.push(this.duplicate(ns, c.index, c.id, null));
       else if (known.hidden.has(c.id)) results.push(collision(c.index));
-      else drafts.push(draftOf(c.index, c.id, c.input, now));
+      else drafts.push(draftOf(c.index, c.id, c.input, now, language));
     }
     await this.embed(drafts);
 
@@ -325,7 +327,13 @@ function collision(index: number): WriteResult {
 }
 
 /** Everything about one new observation that needs no database: row, PII, chunks, assertions. */
-function draftOf(index: number, id: string, input: ObservationInput, now: Date): Draft {
+function draftOf(
+  index: number,
+  id: string,
+  input: ObservationInput,
+  now: Date,
+  language: ChunkLanguage,
+): Draft {
   const scopes = [...new Set(input.scopes ?? [])].sort();
   const visibility = visibilityScopes(scopes);
   const content = input.content ?? null;
@@ -377,6 +385,7 @@ function draftOf(index: number, id: string, input: ObservationInput, now: Date):
       pii: mark.pii,
       piiCategories: mark.categories,
       embedding: null,
+      tsConfig: language(piece.text),
     };
   });
   const node: ObservationNodeWrite | null =
@@ -409,6 +418,7 @@ function draftOf(index: number, id: string, input: ObservationInput, now: Date):
           heading: p.heading,
           text: p.text,
           embedding: null,
+          tsConfig: language(p.text),
         })),
       );
     }

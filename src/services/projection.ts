@@ -92,6 +92,8 @@ export interface EpisodeChunkDraft {
   order: number;
   heading: string | null;
   text: string;
+  /** The text-search configuration of the chunk (decided with the observation's other chunks). */
+  tsConfig: string;
   embedding: number[] | null;
 }
 
@@ -270,6 +272,7 @@ async function applyAssertion(
             occurredAt: ctx.occurredAt,
             pii: mark.pii,
             piiCategories: mark.categories,
+            tsConfig: c.tsConfig,
             embedding: c.embedding,
           };
         }),

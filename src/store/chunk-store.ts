@@ -62,6 +62,8 @@ export interface ChunkWrite {
   pii: boolean;
   piiCategories: string[];
   embedding: number[] | null;
+  /** The text-search configuration the chunk is indexed with (its language). */
+  tsConfig: string;
 }
 
 /**
@@ -73,7 +75,6 @@ export async function replaceChunks(
   namespace: string,
   nodeKey: string,
   chunks: ChunkWrite[],
-  tsConfig = 'english',
 ): Promise<number[]> {
   await q.query(`/* deleteChunksOfNode */ DELETE FROM chunks WHERE namespace = $1 AND node_key = $2`, [
     namespace,
@@ -84,17 +85,16 @@ export async function replaceChunks(
     `/* insertChunks */
      INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
                          meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
-     SELECT $1, $2, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, $3::regconfig, c.source_path,
+     SELECT $1, $2, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.ts_config::regconfig, c.source_path,
             c.meta, c.scopes, c.visibility, c.observation_id, c.occurred_at, c.pii, c.pii_categories, c.embedding::vector
-     FROM jsonb_to_recordset($4::jsonb) AS c(ord int, kind text, title text, heading text, text text, search_text text,
+     FROM jsonb_to_recordset($3::jsonb) AS c(ord int, kind text, title text, heading text, text text, search_text text,
             source_path text, meta jsonb, scopes text[], visibility text[], observation_id text, occurred_at timestamptz,
-            pii boolean, pii_categories text[], embedding text)
+            pii boolean, pii_categories text[], embedding text, ts_config text)
      ORDER BY c.ord
      RETURNING chunk_id AS "chunkId"`,
     [
       namespace,
       nodeKey,
-      tsConfig,
       // Serialised here: an array parameter would reach node-postgres as a PostgreSQL array.
       JSON.stringify(
         chunks.map((c) => ({
@@ -113,6 +113,7 @@ export async function replaceChunks(
           pii: c.pii,
           pii_categories: c.piiCategories,
           embedding: c.embedding ? `[${c.embedding.join(',')}]` : null,
+          ts_config: c.tsConfig,
         })),
       ),
     ],

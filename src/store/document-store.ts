@@ -117,16 +117,6 @@ export async function writeDocumentBody(
   );
 }
 
-/** The text search configuration of a namespace (its settings row), `english` by default. */
-export async function namespaceTsConfig(q: Queryable, namespace: string): Promise<string> {
-  const { rows } = await q.query<{ tsConfig: string }>(
-    `/* namespaceTsConfig */
-     SELECT ts_config::text AS "tsConfig" FROM namespace_settings WHERE namespace = $1`,
-    [namespace],
-  );
-  return rows[0]?.tsConfig ?? 'english';
-}
-
 /** Which of `keys` name an entity the principal can see (placeholders count: they are nodes). */
 export async function findExistingKeys(
   q: Queryable,

@@ -227,12 +227,13 @@ export interface ObservationChunkWrite {
   pii: boolean;
   piiCategories: string[];
   embedding: number[] | null;
+  /** The text-search configuration the chunk is indexed with (its language). */
+  tsConfig: string;
 }
 
 /**
  * Inserts the chunks of freshly recorded observations in one multi-row statement (the owners
- * are new, so nothing is replaced). The text search configuration is the namespace's.
- * Postings follow by trigger.
+ * are new, so nothing is replaced). Postings follow by trigger.
  */
 export async function insertObservationChunks(
   q: Queryable,
@@ -257,18 +258,18 @@ export async function insertObservationChunks(
     pii: c.pii,
     pii_categories: c.piiCategories,
     embedding: c.embedding ? `[${c.embedding.join(',')}]` : null,
+    ts_config: c.tsConfig,
   }));
   await q.query(
     `/* insertObservationChunks */
      INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
                          meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
-     SELECT $1, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text,
-            coalesce((SELECT s.ts_config FROM namespace_settings s WHERE s.namespace = $1), 'english'::regconfig),
+     SELECT $1, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.ts_config::regconfig,
             c.source_path, coalesce(c.meta, '{}'::jsonb), coalesce(c.scopes, '{}'), coalesce(c.visibility, '{}'),
             c.observation_id, c.occurred_at, c.pii, coalesce(c.pii_categories, '{}'), c.embedding::vector
      FROM jsonb_to_recordset($2::jsonb) AS c(node_key text, ord int, kind text, title text, heading text, text text,
             search_text text, source_path text, meta jsonb, scopes text[], visibility text[], observation_id text,
-            occurred_at timestamptz, pii boolean, pii_categories text[], embedding text)
+            occurred_at timestamptz, pii boolean, pii_categories text[], embedding text, ts_config text)
      ON CONFLICT (namespace, node_key, ord) DO NOTHING`,
     [namespace, JSON.stringify(payload)],
   );

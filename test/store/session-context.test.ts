@@ -22,6 +22,7 @@ const turn = (session: string, second: number, text: string): ChunkWrite => ({
   pii: false,
   piiCategories: [],
   embedding: null,
+  tsConfig: 'english',
 });
 
 describe('session context in search text', () => {

@@ -11,7 +11,7 @@ import { openTestDatabase } from '../helpers/test-database.js';
 const K1 = 1.2;
 const B = 0.75;
 
-function chunk(order: number, text: string): ChunkWrite {
+function chunk(order: number, text: string, tsConfig = 'english'): ChunkWrite {
   return {
     order,
     kind: 'note',
@@ -28,6 +28,7 @@ function chunk(order: number, text: string): ChunkWrite {
     pii: false,
     piiCategories: [],
     embedding: null,
+    tsConfig,
   };
 }
 
@@ -283,25 +284,12 @@ describe('BM25 lexical channel', () => {
     ).toEqual([]);
   });
 
-  it("uses each namespace's text search configuration for the query", async () => {
-    await db.query(
-      `INSERT INTO namespace_settings (namespace, ts_config) VALUES ('plain', 'simple')
-       ON CONFLICT (namespace) DO UPDATE SET ts_config = excluded.ts_config`,
-    );
-    await replaceChunks(
-      db,
-      'plain',
-      'n',
-      [chunk(0, 'they were running fast'), chunk(1, 'a long run')],
-      'simple',
-    );
-    await replaceChunks(
-      db,
-      'stemmed',
-      'n',
-      [chunk(0, 'they were running fast'), chunk(1, 'a long run')],
-      'english',
-    );
+  it("analyses the query in each chunk's text search configuration", async () => {
+    await replaceChunks(db, 'plain', 'n', [
+      chunk(0, 'they were running fast', 'simple'),
+      chunk(1, 'a long run', 'simple'),
+    ]);
+    await replaceChunks(db, 'stemmed', 'n', [chunk(0, 'they were running fast'), chunk(1, 'a long run')]);
     const simple = await lexicalChannel(db, {
       filter: filter(['plain']),
       query: 'running',
@@ -323,5 +311,60 @@ describe('BM25 lexical channel', () => {
     // `simple` keeps "running" as is (and "were" is no stop word there); english stems it to "run".
     expect(simple).toHaveLength(1);
     expect(english).toHaveLength(2);
+  });
+
+  it('keeps BM25 statistics per configuration, so a mixed namespace scores each language among its own', async () => {
+    const ru = [
+      'Гостевой пропуск оформляют по заявке',
+      'Пропуска выдают на проходной',
+      'Отпуск согласует руководитель',
+    ];
+    const en = [
+      'Guest passes are issued at the front desk',
+      'Vacation needs approval',
+      'Laptops come from IT',
+    ];
+    await replaceChunks(
+      db,
+      'mixed',
+      'ru',
+      ru.map((t, i) => chunk(i, t, 'russian')),
+    );
+    await replaceChunks(
+      db,
+      'mixed',
+      'en',
+      en.map((t, i) => chunk(i, t)),
+    );
+    await replaceChunks(
+      db,
+      'only-ru',
+      'ru',
+      ru.map((t, i) => chunk(i, t, 'russian')),
+    );
+    const { rows } = await db.query<{ cfg: string; docs: number }>(
+      `SELECT ts_config::text AS cfg, doc_count::int AS docs FROM lexical_stats WHERE namespace = 'mixed' ORDER BY 1`,
+    );
+    expect(rows).toEqual([
+      { cfg: 'english', docs: 3 },
+      { cfg: 'russian', docs: 3 },
+    ]);
+    const run = (ns: string, query: string) =>
+      lexicalChannel(db, {
+        filter: filter([ns]),
+        query,
+        limit: 5,
+        k1: K1,
+        b: B,
+        maxTerms: 64,
+        prefilter: null,
+      });
+    const mixed = await run('mixed', 'как получить гостевые пропуска');
+    const alone = await run('only-ru', 'как получить гостевые пропуска');
+    // Same chunks, same scores: English chunks change neither df nor the average length.
+    expect(mixed.map((c) => c.score)).toEqual(alone.map((c) => c.score));
+    expect(mixed).toHaveLength(2);
+    const english = await run('mixed', 'guest passes');
+    expect(english).toHaveLength(1);
   });
 });

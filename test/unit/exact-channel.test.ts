@@ -21,6 +21,7 @@ const chunk = (order: number, text: string): ChunkWrite => ({
   pii: false,
   piiCategories: [],
   embedding: null,
+  tsConfig: 'english',
 });
 
 describe('exact identifier channel', () => {

@@ -30,37 +30,38 @@ export interface LexicalChannelInput {
  *   idf(t)   = ln(1 + (N − df + 0.5) / (df + 0.5)),
  *
  * with df counted from the postings of the query's own lexemes. The query lexemes come from
- * `to_tsvector(<namespace's configuration>, query)`, never from tsquery parsing, so any text —
- * quotes, operators, emoji, 10 KB of it — yields lexemes or nothing, and never an error.
- * Each requested namespace is scored with its own statistics and configuration.
+ * `to_tsvector(<configuration>, query)`, never from tsquery parsing, so any text — quotes,
+ * operators, emoji, 10 KB of it — yields lexemes or nothing, and never an error. Statistics
+ * are kept per (namespace, text-search configuration): the query is analysed once in every
+ * configuration its namespaces hold and each chunk is scored among chunks of its own language.
  */
 export async function lexicalChannel(q: Queryable, input: LexicalChannelInput): Promise<ChunkCandidate[]> {
   if (input.limit <= 0 || input.query.trim() === '') return [];
   const { rows } = await q.query<{ namespace: string; chunkId: unknown; nodeKey: string; score: unknown }>(
     `/* lexicalChannel */
      WITH corpus AS MATERIALIZED (
-       SELECT st.namespace, coalesce(ns.ts_config, 'english'::regconfig) AS cfg,
+       -- One corpus per (namespace, configuration): the query is analysed in each language present.
+       SELECT st.namespace, st.ts_config AS cfg,
               st.doc_count::float8 AS n_docs, st.total_len::float8 / st.doc_count AS avgdl
        FROM lexical_stats st
-       LEFT JOIN namespace_settings ns ON ns.namespace = st.namespace
        WHERE st.namespace = ANY($7::text[]) AND st.doc_count > 0
      ), terms AS MATERIALIZED (
-       SELECT DISTINCT corpus.namespace, l.lexeme, corpus.n_docs, corpus.avgdl
+       SELECT DISTINCT corpus.namespace, corpus.cfg, l.lexeme, corpus.n_docs, corpus.avgdl
        FROM corpus CROSS JOIN LATERAL unnest(to_tsvector(corpus.cfg, $1::text)) AS l
      ), weighted AS MATERIALIZED (
-       -- df once per term: an index-only range count on (namespace, lexeme).
-       SELECT t.namespace, t.lexeme, t.avgdl, ln(1 + (t.n_docs - d.df + 0.5) / (d.df + 0.5)) AS idf,
-              row_number() OVER (PARTITION BY t.namespace ORDER BY d.df, t.lexeme) AS rarity
+       -- df once per term: an index-only range count on (namespace, configuration, lexeme).
+       SELECT t.namespace, t.cfg, t.lexeme, t.avgdl, ln(1 + (t.n_docs - d.df + 0.5) / (d.df + 0.5)) AS idf,
+              row_number() OVER (PARTITION BY t.namespace, t.cfg ORDER BY d.df, t.lexeme) AS rarity
        FROM terms t
        CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM chunk_postings p
-                           WHERE p.namespace = t.namespace AND p.lexeme = t.lexeme) d
+                           WHERE p.namespace = t.namespace AND p.ts_config = t.cfg AND p.lexeme = t.lexeme) d
        WHERE d.df > 0
      ), scored AS (
        SELECT p.namespace, p.chunk_id,
               sum(w.idf * p.tf * ($3::float8 + 1)
                   / (p.tf + $3::float8 * (1 - $4::float8 + $4::float8 * p.doc_len / w.avgdl))) AS score
        FROM weighted w
-       JOIN chunk_postings p ON p.namespace = w.namespace AND p.lexeme = w.lexeme
+       JOIN chunk_postings p ON p.namespace = w.namespace AND p.ts_config = w.cfg AND p.lexeme = w.lexeme
        WHERE w.rarity <= $5
        GROUP BY p.namespace, p.chunk_id
        ORDER BY score DESC, p.namespace, p.chunk_id

@@ -1,0 +1,188 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+
+// A namespace's language: setTextSearch validated against pg_ts_config, the re-derivation of
+// tsvectors and postings it triggers, `auto` per chunk, and Russian through lexical search.
+
+const RETAIN = /* GraphQL */ `
+  mutation Retain($ns: String!, $docs: [DocumentInput!]!) {
+    retainDocuments(namespace: $ns, documents: $docs) { accepted rejected }
+  }
+`;
+const RECORD = /* GraphQL */ `
+  mutation Record($ns: String!, $obs: [ObservationInput!]!) {
+    recordObservations(namespace: $ns, observations: $obs) { accepted rejected }
+  }
+`;
+const SET = /* GraphQL */ `
+  mutation Set($ns: String!, $ts: String!) {
+    setTextSearch(namespace: $ns, textSearch: $ts) {
+      namespace textSearch inherited
+      configurations { configuration chunks }
+      reindex { textSearch state progress done total }
+    }
+  }
+`;
+const STATUS = /* GraphQL */ `
+  query Status($ns: String!) {
+    textSearch(namespace: $ns) { textSearch inherited configurations { configuration chunks } reindex { state progress } }
+  }
+`;
+const SEARCH = /* GraphQL */ `
+  query Search($ns: String!, $q: String!, $mode: SearchMode) {
+    search(input: { namespaces: [$ns], query: $q, mode: $mode, k: 5, hops: 0 }) { hits { chunk { node { key } } } }
+  }
+`;
+
+const PASS = {
+  key: 'guest-pass',
+  title: 'Гостевой пропуск',
+  content: 'Чтобы оформить пропуск для гостя, заполните заявку на портале не позднее чем за день до визита.',
+};
+const VPN = {
+  key: 'vpn',
+  title: 'VPN',
+  content: 'Для подключения к корпоративной сети установите клиент и войдите под своей учётной записью.',
+};
+
+interface SearchData {
+  search: { hits: { chunk: { node: { key: string } } }[] };
+}
+
+describe('text search language per namespace', () => {
+  let gw: TestGateway;
+  const keys = async (ns: string, q: string, mode = 'LEXICAL') => {
+    const res = await gw.gql<SearchData>(SEARCH, { ns, q, mode });
+    expect(res.errors).toBeUndefined();
+    return res.data!.search.hits.map((h) => h.chunk.node.key);
+  };
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+  });
+  afterAll(async () => {
+    await gw.close();
+  });
+
+  it('follows the server default until a namespace sets its own', async () => {
+    const res = await gw.gql(STATUS, { ns: 'lang-default' });
+    expect(res.data).toEqual({
+      textSearch: { textSearch: 'english', inherited: true, configurations: [], reindex: null },
+    });
+  });
+
+  it('refuses a configuration the database does not have, listing the ones it has', async () => {
+    const res = await gw.gql(SET, { ns: 'lang-bad', ts: 'klingon' });
+    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(res.errors?.[0]?.message).toContain('russian');
+    const injected = await gw.gql(SET, { ns: 'lang-bad', ts: "russian'; DROP TABLE chunks; --" });
+    expect(injected.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('stems Russian on both sides and drops its stop words once the namespace is russian', async () => {
+    const ns = 'lang-ru';
+    await gw.gql(RETAIN, { ns, docs: [PASS, VPN] });
+    // In english the inflected question finds nothing and «для» (a stop word) matches VPN.
+    expect(await keys(ns, 'как получить гостевые пропуска')).toEqual([]);
+    expect(await keys(ns, 'оформление пропусков для гостей')).toContain('vpn');
+
+    const set = await gw.gql(SET, { ns, ts: 'russian' });
+    expect(set.errors).toBeUndefined();
+    expect(set.data).toEqual({
+      setTextSearch: {
+        namespace: ns,
+        textSearch: 'russian',
+        inherited: false,
+        configurations: [{ configuration: 'russian', chunks: 2 }],
+        reindex: { textSearch: 'russian', state: 'DONE', progress: 1, done: 2, total: 2 },
+      },
+    });
+    expect(await keys(ns, 'как получить гостевые пропуска')).toEqual(['guest-pass']);
+    expect(await keys(ns, 'оформление пропусков для гостей')).toEqual(['guest-pass']);
+    expect(await keys(ns, 'подключиться к корпоративной сети')).toEqual(['vpn']);
+    // Exact identifiers are not stemmed away.
+    expect(await keys(ns, 'VPN')).toEqual(['vpn']);
+    // New writes take the namespace's language.
+    await gw.gql(RETAIN, {
+      ns,
+      docs: [{ key: 'parking', title: 'Парковка', content: 'Парковочные места распределяет служба охраны.' }],
+    });
+    expect(await keys(ns, 'парковочное место')).toEqual(['parking']);
+  });
+
+  it('keeps postings and statistics equal to a recount after the change', async () => {
+    const { rows } = await gw.db.query<{ stale: number; postings: number; recount: number }>(
+      `SELECT (SELECT count(*)::int FROM chunk_postings p JOIN chunks c USING (namespace, chunk_id)
+               WHERE p.namespace = 'lang-ru' AND p.ts_config <> c.ts_config) AS stale,
+              (SELECT count(*)::int FROM chunk_postings WHERE namespace = 'lang-ru') AS postings,
+              (SELECT count(*)::int FROM chunks c, unnest(c.tsv) WHERE c.namespace = 'lang-ru') AS recount`,
+    );
+    expect(rows[0]!.stale).toBe(0);
+    expect(rows[0]!.postings).toBe(rows[0]!.recount);
+    const stats = await gw.db.query<{ cfg: string; docs: number }>(
+      `SELECT ts_config::text AS cfg, doc_count::int AS docs FROM lexical_stats WHERE namespace = 'lang-ru' AND doc_count > 0`,
+    );
+    expect(stats.rows).toEqual([{ cfg: 'russian', docs: 3 }]);
+  });
+
+  it('in auto indexes each observation and document section in its own language', async () => {
+    const ns = 'lang-auto';
+    const set = await gw.gql(SET, { ns, ts: 'AUTO' });
+    expect(set.data).toMatchObject({ setTextSearch: { textSearch: 'auto', reindex: { state: 'DONE' } } });
+    const recorded = await gw.gql(RECORD, {
+      ns,
+      obs: [
+        {
+          source: { system: 'chat', stream: 's1', externalId: '1' },
+          kind: 'message',
+          occurredAt: '2026-03-02T10:00:00Z',
+          content: 'Мария переехала в Новосибирск и теперь работает удалённо.',
+        },
+        {
+          source: { system: 'chat', stream: 's1', externalId: '2' },
+          kind: 'message',
+          occurredAt: '2026-03-02T10:01:00Z',
+          content: 'The quarterly reports are published on the first Monday of each month.',
+        },
+      ],
+    });
+    expect(recorded.data).toEqual({ recordObservations: { accepted: 2, rejected: 0 } });
+    const retained = await gw.gql(RETAIN, {
+      ns,
+      docs: [
+        {
+          key: 'handbook',
+          title: 'Handbook',
+          content:
+            '# Отпуск\n\nЗаявления на отпуск подают за две недели.\n\n# Laptops\n\nLaptops are ordered through the IT service desk.',
+        },
+      ],
+    });
+    expect(retained.data).toEqual({ retainDocuments: { accepted: 1, rejected: 0 } });
+    const status = await gw.gql<{
+      textSearch: { configurations: { configuration: string; chunks: number }[] };
+    }>(STATUS, { ns });
+    expect(status.data!.textSearch.configurations).toEqual(
+      expect.arrayContaining([
+        { configuration: 'english', chunks: 2 },
+        { configuration: 'russian', chunks: 2 },
+      ]),
+    );
+    expect(await keys(ns, 'Кто переезжал в Новосибирск?')).toHaveLength(1);
+    expect(await keys(ns, 'заявление на отпуска')).toEqual(['handbook']);
+    expect(await keys(ns, 'when is the report published')).toHaveLength(1);
+    expect(await keys(ns, 'ordering laptop')).toEqual(['handbook']);
+  });
+
+  it('moves a namespace between languages and back, reads answering from either', async () => {
+    const ns = 'lang-ru';
+    const back = await gw.gql(SET, { ns, ts: 'simple' });
+    expect(back.data).toMatchObject({
+      setTextSearch: { configurations: [{ configuration: 'simple', chunks: 3 }], reindex: { state: 'DONE' } },
+    });
+    expect(await keys(ns, 'пропуска')).toEqual([]);
+    expect(await keys(ns, 'пропуск')).toEqual(['guest-pass']);
+    await gw.gql(SET, { ns, ts: 'russian' });
+    expect(await keys(ns, 'пропуска')).toEqual(['guest-pass']);
+  });
+});
