@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { registerCommand } from '../cli-registry.js';
 import { UsageError, parseArgs, positiveInt } from './args.js';
+import { LANGUAGES_USAGE, runLanguagesCommand } from './eval-languages-command.js';
 
 const USAGE = `Usage: memgate eval locomo FILE.json... [options]
   (or: npm run eval:locomo -- FILE.json... [options])
@@ -129,13 +130,13 @@ function parseOptions(args: string[]) {
 }
 
 registerCommand('eval', {
-  summary: 'retrieval quality: `eval locomo FILE.json...` (recall@k and MRR per mode and category)',
+  summary:
+    'retrieval quality: `eval locomo FILE.json...` (recall@k and MRR per mode and category), `eval languages SET.json...` (per language)',
   async run(args) {
     const [suite, ...rest] = args;
-    if (suite !== 'locomo') {
-      process.stderr.write(`${USAGE}\n`);
-      return suite === undefined || suite === '--help' ? 0 : 2;
-    }
-    return runLocomoCommand(rest);
+    if (suite === 'locomo') return runLocomoCommand(rest);
+    if (suite === 'languages') return runLanguagesCommand(rest);
+    process.stderr.write(`${USAGE}\n\n${LANGUAGES_USAGE}\n`);
+    return suite === undefined || suite === '--help' ? 0 : 2;
   },
 });

@@ -1,7 +1,7 @@
 import { type TimeWindow, extractTimeWindow } from './time-window.js';
 
 /**
- * The deterministic, offline router: English cues (and a few Russian ones) classify a query
+ * The deterministic, offline router: English and Russian cues classify a query
  * and extract entity hints, a time window and an attribute name. No model, no database, no
  * clock — the reference time comes from the caller.
  */
@@ -44,7 +44,8 @@ const NOT_ENTITY = new Set(
     'This That These Those There Here Please Hi Hello Hey Thanks Yes No Not Last Past Next Since Before After Between ' +
     'Today Yesterday Tomorrow Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April ' +
     'June July August September October November December Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec ' +
-    'Что Кто Где Когда Как Почему Какие Какой Расскажи Покажи'
+    'Что Кто Где Когда Как Почему Какие Какой Какая Какое Каков Чей Чья Зачем Сколько Куда Откуда Расскажи Покажи ' +
+    'Найди Напомни Скажи Подскажи Вчера Сегодня Завтра'
   ).split(' '),
 );
 
@@ -79,12 +80,15 @@ export function extractEntityHints(query: string): string[] {
 
 const RELATIONSHIP =
   /\b(?:know each other|knows?\s+\S+|met\b|relationship (?:between|with|to)|related to|connected to|connection between|link between|relation between|in common|how (?:is|are|was|were) .+ (?:related|connected|linked))/iu;
+// JavaScript's \b knows ASCII letters only, so Russian cues start after a non-letter instead.
+const RELATIONSHIP_RU =
+  /(?<!\p{L})(?:как (?:связаны|связан[аоы]?|относятся|познакомились)|связь между|чем связаны|знаком[аы]? ли|что общего (?:у|между)|какие отношения)(?!\p{L})/iu;
 const FACETS =
   /\b(?:what (?:topics|subjects|themes|things|people)|which (?:topics|subjects|people|projects|entities|things)|who did (?:i|we) (?:talk|speak|chat|meet)|what (?:did|have) (?:i|we) (?:talk|talked|discuss|discussed|chat|chatted|speak|spoke) about|what (?:was|were) (?:i|we) (?:talking|discussing)|what came up|summar(?:y|ise|ize)|digest|recap|overview|briefing)\b|о ч[её]м (?:я |мы )?(?:говорил|обсуждал|писал)|какие темы|с кем (?:я )?(?:говорил|общался|встречался)/iu;
 const EXPLORATORY =
-  /^(?:explain|describe|explore|walk me through|give me an overview|tell me everything|what do (?:i|we|you) know about|how does .+ work|how do .+ work|what is known about|расскажи (?:всё|все) о)\b/iu;
+  /^(?:explain|describe|explore|walk me through|give me an overview|tell me everything|what do (?:i|we|you) know about|how does .+ work|how do .+ work|what is known about)\b|^(?:расскажи (?:всё|все)|что (?:известно|мы знаем)) (?:о|об|про)(?!\p{L})/iu;
 const BROAD_LOOKUP =
-  /^(?:who (?:is|was|are)|tell me about|what about|info(?:rmation)? (?:on|about)|кто так(?:ой|ая))\b/iu;
+  /^(?:who (?:is|was|are)|tell me about|what about|info(?:rmation)? (?:on|about))\b|^(?:кто так(?:ой|ая|ие)|расскажи (?:о|об|про)|что (?:с|у|нового у))(?!\p{L})/iu;
 // "what is John's phone number", "John's email?", "what's the address of Acme"
 const POSSESSIVE_ATTRIBUTE = new RegExp(
   String.raw`(${ENTITY_WORD}(?:\s+${ENTITY_WORD})*)['’]s\s+((?:[\p{Ll}\d_-]+)(?:\s+[\p{Ll}\d_-]+){0,2})`,
@@ -105,6 +109,43 @@ const NOT_ATTRIBUTE = new Set(
     ' ',
   ),
 );
+
+/**
+ * «какой телефон у Ивана Петрова», «какая почта у Анны», «адрес у „Восхода“», «телефон Ивана».
+ * The name comes in the genitive; entity resolution is by trigram similarity, which tolerates it.
+ */
+/** A name after the attribute: capitalised words, or a quoted «name». */
+const RU_NAME = String.raw`[«"“][^»"”]{2,80}[»"”]|${ENTITY_WORD}(?:\s+${ENTITY_WORD})*`;
+const RU_ATTRIBUTE_AT = new RegExp(
+  String.raw`(?<!\p{L})(?:(?:как(?:ой|ая|ое|ие)|каков[аоы]?|чей|чья)\s+)?((?:[\p{Ll}-]+)(?:\s+[\p{Ll}-]+){0,2}?)\s+у\s+(${RU_NAME})`,
+  'u',
+);
+const RU_ATTRIBUTE_OF = new RegExp(
+  String.raw`(?<!\p{L})(?:(?:как(?:ой|ая|ое|ие)|каков[аоы]?)\s+)?(телефон|номер телефона|почта|электронная почта|email|e-mail|имейл|адрес|день рождения|дата рождения|должность|паспорт|инн|снилс)\s+(${RU_NAME})`,
+  'iu',
+);
+/** Russian attribute words → the keys attributes are usually stored under. */
+const RU_ATTRIBUTE_KEYS: ReadonlyArray<[RegExp, string]> = [
+  [/^(?:номер\s+)?телефон/u, 'phone'],
+  [/^(?:электронн\p{L}*\s+)?почт|^e-?mail$|^имейл/u, 'email'],
+  [/^адрес/u, 'address'],
+  [/^(?:день|дата)\s+рождения/u, 'birthday'],
+  [/^должност/u, 'role'],
+  [/^паспорт/u, 'passport'],
+  [/^инн$/u, 'inn'],
+  [/^снилс$/u, 'snils'],
+];
+const RU_NOT_ATTRIBUTE = new Set(
+  'было есть будет был была были случилось произошло нового новое дела планы'.split(' '),
+);
+
+function russianAttribute(phrase: string): string | null {
+  const p = phrase.toLowerCase().trim();
+  const known = RU_ATTRIBUTE_KEYS.find(([re]) => re.test(p));
+  if (known) return known[1];
+  if (RU_NOT_ATTRIBUTE.has(p.split(/\s+/u)[0] ?? '')) return null;
+  return normaliseAttribute(p);
+}
 
 export function normaliseAttribute(phrase: string): string | null {
   const words: string[] = [];
@@ -128,6 +169,13 @@ function attributeLookup(query: string): { entity: string; attribute: string } |
   if (o) {
     const entity = extractEntityHints(o[2]!.replace(/^the\s+/u, ''))[0];
     const attribute = normaliseAttribute(o[1]!);
+    if (entity && attribute) return { entity, attribute };
+  }
+  for (const re of [RU_ATTRIBUTE_OF, RU_ATTRIBUTE_AT]) {
+    const r = re.exec(query);
+    if (!r) continue;
+    const entity = extractEntityHints(r[2]!)[0];
+    const attribute = russianAttribute(r[1]!);
     if (entity && attribute) return { entity, attribute };
   }
   return null;
@@ -157,7 +205,7 @@ export function routeByRules(query: string, reference: Date): RouteDecision {
       reason: 'enumeration over a window',
     };
   }
-  if (entityHints.length >= 2 && RELATIONSHIP.test(text)) {
+  if (entityHints.length >= 2 && (RELATIONSHIP.test(text) || RELATIONSHIP_RU.test(text))) {
     return {
       ...base,
       queryType: 'RELATIONSHIP',

@@ -44,6 +44,47 @@ const MONTHS: Record<string, number> = {
   december: 11,
   dec: 11,
 };
+/** Russian month names in the nominative, genitive («8 марта») and prepositional («в марте»). */
+const RU_MONTHS: ReadonlyArray<[RegExp, number]> = [
+  [/^январ/, 0],
+  [/^феврал/, 1],
+  [/^март/, 2],
+  [/^апрел/, 3],
+  [/^ма[йяе]$/, 4],
+  [/^июн/, 5],
+  [/^июл/, 6],
+  [/^август/, 7],
+  [/^сентябр/, 8],
+  [/^октябр/, 9],
+  [/^ноябр/, 10],
+  [/^декабр/, 11],
+];
+const RU_MONTH_RE = String.raw`(?:январ|феврал|март|апрел|июн|июл|август|сентябр|октябр|ноябр|декабр)[ьяеа]?|ма[йяе]`;
+const ruMonth = (word: string): number | null =>
+  RU_MONTHS.find(([re]) => re.test(word.toLowerCase()))?.[1] ?? null;
+const RU_UNIT: ReadonlyArray<[RegExp, number]> = [
+  [/^(?:дн|ден|сут)/, 1],
+  [/^недел/, 7],
+  [/^месяц/, 30],
+  [/^(?:год|лет)/, 365],
+];
+const ruUnitDays = (word: string): number => RU_UNIT.find(([re]) => re.test(word.toLowerCase()))?.[1] ?? 1;
+const RU_NUMBERS: Record<string, number> = {
+  один: 1,
+  одну: 1,
+  два: 2,
+  две: 2,
+  три: 3,
+  четыре: 4,
+  пять: 5,
+  шесть: 6,
+  семь: 7,
+  десять: 10,
+  несколько: 3,
+};
+const ruCount = (word: string | undefined): number =>
+  word === undefined ? 1 : (RU_NUMBERS[word.toLowerCase()] ?? (Number(word) || 1));
+
 const MONTH_RE = Object.keys(MONTHS)
   .sort((a, b) => b.length - a.length)
   .join('|');
@@ -210,6 +251,53 @@ const RULES: Rule[] = [
       }
       if (unit === 'month') return range(utc(d.getUTCFullYear(), d.getUTCMonth()).getTime(), now);
       return range(utc(d.getUTCFullYear(), 0).getTime(), now);
+    },
+  },
+  {
+    // «8 марта», «8 марта 2026 года»: that day (the latest one up to the reference without a year).
+    re: W(String.raw`\b(\d{1,2})\s+(${RU_MONTH_RE})(?:\s+(\d{4}))?\b`),
+    resolve: (m, now) => {
+      const month = ruMonth(m[2]!);
+      if (month === null) return null;
+      const day = Number(m[1]);
+      const ref = new Date(now);
+      let year = m[3] ? Number(m[3]) : ref.getUTCFullYear();
+      if (!m[3] && utc(year, month, day).getTime() > now) year--;
+      const start = utc(year, month, day).getTime();
+      return range(start, start + DAY);
+    },
+  },
+  {
+    // «в марте», «в мае 2025 года»: that month (the latest one up to the reference without a year).
+    re: W(String.raw`\bв\s+(${RU_MONTH_RE})(?:\s+(\d{4}))?\b`),
+    resolve: (m, now) => {
+      const month = ruMonth(m[1]!);
+      if (month === null) return null;
+      const ref = new Date(now);
+      let year = m[2] ? Number(m[2]) : ref.getUTCFullYear();
+      if (!m[2] && month > ref.getUTCMonth()) year--;
+      return range(utc(year, month).getTime(), utc(year, month + 1).getTime());
+    },
+  },
+  {
+    re: W(String.raw`\bпозавчера\b`),
+    resolve: (_m, now) => range(startOfDay(now) - 2 * DAY, startOfDay(now) - DAY),
+  },
+  {
+    // «за последние 3 дня», «за последнюю неделю», «за последний месяц»
+    re: W(
+      String.raw`\bза\s+последн\p{L}*\s+(?:(\d+|\p{L}+)\s+)?(дн\p{L}*|день|недел\p{L}*|месяц\p{L}*|год\p{L}*|лет)\b`,
+    ),
+    resolve: (m, now) => range(now - ruCount(m[1]) * ruUnitDays(m[2]!) * DAY, now),
+  },
+  {
+    // «три дня назад», «неделю назад»
+    re: W(String.raw`\b(?:(\d+|\p{L}+)\s+)?(дн\p{L}*|день|недел\p{L}*|месяц\p{L}*|год\p{L}*|лет)\s+назад\b`),
+    resolve: (m, now) => {
+      const unit = ruUnitDays(m[2]!);
+      // A word before the unit that is no number («было неделю назад») counts as one.
+      const centre = startOfDay(now - ruCount(m[1]) * unit * DAY);
+      return unit === 1 ? range(centre, centre + DAY) : range(centre - unit * DAY, centre + unit * DAY);
     },
   },
   {
