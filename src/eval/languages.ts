@@ -61,6 +61,8 @@ export interface LanguageRun {
   language: string;
   mode: SearchMode;
   overall: Aggregate;
+  /** Questions whose evidence is not all in the first 10, with the ids ranked first. */
+  misses: { question: string; evidence: string[]; top: string[] }[];
 }
 
 export interface LanguageEvalReport {
@@ -104,7 +106,7 @@ export async function runLanguageEval(options: LanguageEvalOptions): Promise<Lan
       log(`${layout.namespace}: written in ${Math.round(performance.now() - started)} ms`);
       for (const set of layout.sets) {
         for (const mode of options.modes) {
-          const overall = await ask(app.deps, layout.namespace, set, mode, ids);
+          const { overall, misses } = await ask(app.deps, layout.namespace, set, mode, ids);
           runs.push({
             namespace: layout.namespace,
             textSearch: layout.textSearch,
@@ -112,6 +114,7 @@ export async function runLanguageEval(options: LanguageEvalOptions): Promise<Lan
             language: set.language,
             mode,
             overall,
+            misses,
           });
           log(
             `${layout.namespace} ${set.language} ${mode}: R@10 ${overall.recall[10].toFixed(3)}, MRR ${overall.mrr.toFixed(3)}`,
@@ -176,8 +179,9 @@ async function ask(
   set: LanguageSet,
   mode: SearchMode,
   ids: ReadonlyMap<string, string>,
-): Promise<Aggregate> {
+): Promise<{ overall: Aggregate; misses: LanguageRun['misses'] }> {
   const scores = [];
+  const misses: LanguageRun['misses'] = [];
   for (const q of set.questions) {
     const result = await new SearchService(scopeOf(deps)).search({
       namespaces: [namespace],
@@ -187,9 +191,11 @@ async function ask(
       hops: 0,
     });
     const ranking = result.hits.map((h) => ids.get(h.chunk.nodeKey) ?? `chunk:${h.chunk.chunkId}`);
-    scores.push(scoreRanking(ranking, q.evidence));
+    const score = scoreRanking(ranking, q.evidence);
+    scores.push(score);
+    if (score.recall[10] < 1) misses.push({ question: q.question, evidence: q.evidence, top: ranking.slice(0, 3) });
   }
-  return aggregate(scores);
+  return { overall: aggregate(scores), misses };
 }
 
 export function formatLanguageReport(report: LanguageEvalReport): string {
