@@ -178,6 +178,8 @@ export class TextSearchService {
           await recordReindexProgress(tx, ns, done, 'RUNNING');
         });
         after = batch[batch.length - 1]!.chunkId;
+        // The embedded database runs in this process: give waiting requests their turn.
+        await new Promise((resolve) => setImmediate(resolve));
       }
       await recordReindexProgress(db, ns, done, 'DONE');
     } catch (error) {

@@ -185,4 +185,40 @@ describe('text search language per namespace', () => {
     await gw.gql(SET, { ns, ts: 'russian' });
     expect(await keys(ns, 'пропуска')).toEqual(['guest-pass']);
   });
+
+  it('answers reads while a large namespace is re-indexed, and shows the progress', async () => {
+    const ns = 'lang-big';
+    // Written in two statements, not 1,300 requests: the re-indexing is what is under test.
+    await gw.db.query(
+      `INSERT INTO entities (namespace, key, kind, title)
+       SELECT $1, 'n' || i, 'note', 'Заметка ' || i FROM generate_series(1, 1300) AS i`,
+      [ns],
+    );
+    await gw.db.query(
+      `INSERT INTO chunks (namespace, node_key, ord, kind, text, search_text)
+       SELECT $1, 'n' || i, 0, 'note', t, t
+       FROM generate_series(1, 1300) AS i, LATERAL (SELECT 'Пропуска для гостей номер ' || i AS t) x`,
+      [ns],
+    );
+    let finished = false;
+    const change = gw.gql(SET, { ns, ts: 'russian' }).finally(() => {
+      finished = true;
+    });
+    const seen: { state: string; progress: number }[] = [];
+    while (!finished) {
+      const [status, search] = await Promise.all([
+        gw.gql<{ textSearch: { reindex: { state: string; progress: number } | null } }>(STATUS, { ns }),
+        gw.gql<SearchData>(SEARCH, { ns, q: 'пропуска 77', mode: 'LEXICAL' }),
+      ]);
+      expect(status.errors).toBeUndefined();
+      expect(search.errors).toBeUndefined();
+      // Half re-indexed or not, the chunk that names 77 is found.
+      expect(search.data!.search.hits[0]?.chunk.node.key).toBe('n77');
+      if (status.data!.textSearch.reindex) seen.push(status.data!.textSearch.reindex);
+    }
+    const done = await change;
+    expect(done.data).toMatchObject({ setTextSearch: { reindex: { state: 'DONE', done: 1300, total: 1300 } } });
+    // Reads were answered between batches: some saw the namespace part-way through.
+    expect(seen.some((r) => r.state === 'RUNNING' && r.progress > 0 && r.progress < 1)).toBe(true);
+  });
 });
