@@ -163,6 +163,19 @@ const STOPWORDS = new Set(
 );
 
 /**
+ * Russian names inflect («Игорь», «Игоря», «Игорем»): a Cyrillic word of the text is the
+ * query's when both share all but their last three letters (at least four).
+ */
+function sameInflectedName(word: string, queryWords: ReadonlySet<string>): boolean {
+  if (!/^[а-яё]/u.test(word)) return false;
+  for (const q of queryWords) {
+    const stem = Math.max(4, Math.min(word.length, q.length) - 3);
+    if (q.length >= 4 && word.slice(0, stem) === q.slice(0, stem)) return true;
+  }
+  return false;
+}
+
+/**
  * The `max` most frequent capitalised words of `texts` that are not stopwords and do not
  * occur in `query` (compared without case). Ties break alphabetically.
  */
@@ -178,7 +191,7 @@ export function detectEntityNames(texts: readonly string[], query: string, max: 
     for (const match of text.matchAll(CAPITALISED)) {
       const word = match[0];
       const folded = word.toLowerCase();
-      if (STOPWORDS.has(folded) || inQuery.has(folded)) continue;
+      if (STOPWORDS.has(folded) || inQuery.has(folded) || sameInflectedName(folded, inQuery)) continue;
       counts.set(word, (counts.get(word) ?? 0) + 1);
     }
   }

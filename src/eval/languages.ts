@@ -193,7 +193,8 @@ async function ask(
     const ranking = result.hits.map((h) => ids.get(h.chunk.nodeKey) ?? `chunk:${h.chunk.chunkId}`);
     const score = scoreRanking(ranking, q.evidence);
     scores.push(score);
-    if (score.recall[10] < 1) misses.push({ question: q.question, evidence: q.evidence, top: ranking.slice(0, 3) });
+    if (score.recall[10] < 1)
+      misses.push({ question: q.question, evidence: q.evidence, top: ranking.slice(0, 3) });
   }
   return { overall: aggregate(scores), misses };
 }

@@ -217,8 +217,38 @@ describe('text search language per namespace', () => {
       if (status.data!.textSearch.reindex) seen.push(status.data!.textSearch.reindex);
     }
     const done = await change;
-    expect(done.data).toMatchObject({ setTextSearch: { reindex: { state: 'DONE', done: 1300, total: 1300 } } });
+    expect(done.data).toMatchObject({
+      setTextSearch: { reindex: { state: 'DONE', done: 1300, total: 1300 } },
+    });
     // Reads were answered between batches: some saw the namespace part-way through.
     expect(seen.some((r) => r.state === 'RUNNING' && r.progress > 0 && r.progress < 1)).toBe(true);
+  });
+});
+
+describe('server default text search', () => {
+  it('indexes namespaces that set nothing in MEMGATE_TEXT_SEARCH', async () => {
+    const gw = await startTestGateway({ MEMGATE_TEXT_SEARCH: 'russian' });
+    try {
+      await gw.gql(RETAIN, { ns: 'plain', docs: [PASS, VPN] });
+      const status = await gw.gql(STATUS, { ns: 'plain' });
+      expect(status.data).toEqual({
+        textSearch: {
+          textSearch: 'russian',
+          inherited: true,
+          configurations: [{ configuration: 'russian', chunks: 2 }],
+          reindex: null,
+        },
+      });
+      const res = await gw.gql<SearchData>(SEARCH, { ns: 'plain', q: 'гостевые пропуска', mode: 'LEXICAL' });
+      expect(res.data!.search.hits.map((h) => h.chunk.node.key)).toEqual(['guest-pass']);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('refuses to start with a configuration the database does not have', async () => {
+    await expect(startTestGateway({ MEMGATE_TEXT_SEARCH: 'klingon' })).rejects.toThrow(
+      /MEMGATE_TEXT_SEARCH=klingon is not a text-search configuration/,
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../src/config.js';
 import {
   type LatinDetector,
   detectTextSearchConfig,
@@ -27,6 +28,15 @@ describe('text search settings', () => {
     expect(normaliseTextSearch('pg_catalog.english')).toBe('pg_catalog.english');
     expect(normaliseTextSearch("russian'; drop table chunks")).toBeNull();
     expect(normaliseTextSearch('')).toBeNull();
+  });
+});
+
+describe('MEMGATE_TEXT_SEARCH', () => {
+  it('defaults to english and takes auto or a configuration name', () => {
+    expect(parseConfig({}).textSearch).toBe('english');
+    expect(parseConfig({ MEMGATE_TEXT_SEARCH: 'Russian' }).textSearch).toBe('russian');
+    expect(parseConfig({ MEMGATE_TEXT_SEARCH: 'auto' }).textSearch).toBe('auto');
+    expect(() => parseConfig({ MEMGATE_TEXT_SEARCH: 'rus sian' })).toThrow(ConfigError);
   });
 });
 
