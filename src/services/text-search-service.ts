@@ -126,7 +126,11 @@ export class TextSearchService {
    * Sets the language and re-derives the namespace's index; answers when every chunk is in its
    * new configuration. An unchanged setting still re-derives (a finished no-op when nothing moved).
    */
-  async configure(namespace: string, value: string): Promise<TextSearchStatus> {
+  async configure(
+    namespace: string,
+    value: string,
+    onProgress?: (done: number, total: number) => void,
+  ): Promise<TextSearchStatus> {
     const ns = parseInput(namespaceSchema, namespace, 'namespace');
     const principal = this.scope.principal;
     assertCanWrite(principal, ns);
@@ -153,13 +157,17 @@ export class TextSearchService {
         summary: { textSearch, previous: before },
       });
     });
-    await this.reindex(ns, textSearch);
+    await this.reindex(ns, textSearch, onProgress);
     return this.status(ns);
   }
 
-  private async reindex(ns: string, textSearch: string): Promise<void> {
+  private async reindex(
+    ns: string,
+    textSearch: string,
+    onProgress?: (done: number, total: number) => void,
+  ): Promise<void> {
     const db = this.scope.db;
-    await startTextSearchReindex(db, ns, textSearch);
+    const { total } = await startTextSearchReindex(db, ns, textSearch);
     const language = await languageOf(this.scope.deps.db, textSearch);
     let after = 0;
     let done = 0;
@@ -177,6 +185,7 @@ export class TextSearchService {
           done += batch.length;
           await recordReindexProgress(tx, ns, done, 'RUNNING');
         });
+        onProgress?.(done, Math.max(total, done));
         after = batch[batch.length - 1]!.chunkId;
         // The embedded database runs in this process: give waiting requests their turn.
         await new Promise((resolve) => setImmediate(resolve));

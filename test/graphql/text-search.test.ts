@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { writeTokensFile } from '../helpers/principals.js';
 
 // A namespace's language: setTextSearch validated against pg_ts_config, the re-derivation of
 // tsvectors and postings it triggers, `auto` per chunk, and Russian through lexical search.
@@ -26,6 +27,15 @@ const SET = /* GraphQL */ `
 const STATUS = /* GraphQL */ `
   query Status($ns: String!) {
     textSearch(namespace: $ns) { textSearch inherited configurations { configuration chunks } reindex { state progress } }
+  }
+`;
+const SETTINGS = /* GraphQL */ `
+  query Settings($ns: String!) {
+    textSearch(namespace: $ns) {
+      namespace textSearch inherited
+      configurations { configuration chunks }
+      reindex { textSearch state progress done total }
+    }
   }
 `;
 const SEARCH = /* GraphQL */ `
@@ -250,5 +260,40 @@ describe('server default text search', () => {
     await expect(startTestGateway({ MEMGATE_TEXT_SEARCH: 'klingon' })).rejects.toThrow(
       /MEMGATE_TEXT_SEARCH=klingon is not a text-search configuration/,
     );
+  });
+});
+
+describe('text search settings under principals', () => {
+  it('lets admins change the language; restricted readers see the setting but no counts', async () => {
+    const { path, tokens } = writeTokensFile([
+      { id: 'admin', read: ['*'], write: ['*'], scopes: ['*'], admin: true },
+      { id: 'writer', write: ['team'], scopes: ['workspace:team'] },
+      { id: 'reader', read: ['team'], scopes: ['workspace:team'] },
+    ]);
+    const gw = await startTestGateway({ MEMGATE_TOKENS_FILE: path });
+    try {
+      await gw.gql(RETAIN, { ns: 'team', docs: [PASS] }, { token: tokens.admin });
+      const refused = await gw.gql(SET, { ns: 'team', ts: 'russian' }, { token: tokens.writer });
+      expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+      const notWriter = await gw.gql(SET, { ns: 'team', ts: 'russian' }, { token: tokens.reader });
+      expect(notWriter.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+      const set = await gw.gql(SET, { ns: 'team', ts: 'russian' }, { token: tokens.admin });
+      expect(set.data).toMatchObject({ setTextSearch: { reindex: { state: 'DONE', done: 1, total: 1 } } });
+      // Counts include chunks outside the reader's scopes, so they are not shown to it.
+      const seen = await gw.gql(SETTINGS, { ns: 'team' }, { token: tokens.reader });
+      expect(seen.data).toEqual({
+        textSearch: {
+          namespace: 'team',
+          textSearch: 'russian',
+          inherited: false,
+          configurations: [{ configuration: 'russian', chunks: null }],
+          reindex: { textSearch: 'russian', state: 'DONE', progress: 1, done: null, total: null },
+        },
+      });
+      const outsider = await gw.gql(STATUS, { ns: 'other' }, { token: tokens.reader });
+      expect(outsider.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    } finally {
+      await gw.close();
+    }
   });
 });

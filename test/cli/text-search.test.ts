@@ -1,0 +1,55 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPglite } from '../../src/db/pglite-database.js';
+import { TEST_EMBEDDING, pgliteTemplatePath } from '../helpers/test-database.js';
+
+// `memgate text-search NAMESPACE CONFIGURATION`, end to end, on an embedded database of its own.
+describe.skipIf(Boolean(process.env.DATABASE_URL))('memgate text-search (the command)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'memgate-text-search-'));
+  beforeAll(async () => {
+    const db = await openPglite({
+      dataDir: join(dir, 'data', 'pgdata'),
+      loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
+    });
+    await db.query(
+      `INSERT INTO entities (namespace, key, kind, title) VALUES ('help-ru', 'a', 'document', 'A'), ('help-ru', 'b', 'document', 'B')`,
+    );
+    await db.query(
+      `INSERT INTO chunks (namespace, node_key, ord, kind, text, search_text)
+       VALUES ('help-ru', 'a', 0, 'document', 'x', 'Гостевые пропуска'), ('help-ru', 'b', 0, 'document', 'x', 'Корпоративная сеть')`,
+    );
+    await db.close();
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('re-indexes the namespace with a progress line and prints where its chunks are', async () => {
+    const res = await new Promise<{ status: number | null; stdout: string; stderr: string }>(
+      (resolve, reject) => {
+        const child = spawn(
+          process.execPath,
+          ['--import', 'tsx', 'src/cli.ts', 'text-search', 'help-ru', 'russian'],
+          {
+            env: {
+              ...process.env,
+              MEMGATE_DATA_DIR: join(dir, 'data'),
+              MEMGATE_EMBEDDER: TEST_EMBEDDING.model,
+              MEMGATE_LOG_LEVEL: 'warn',
+            },
+          },
+        );
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        child.stderr.on('data', (d) => (stderr += d));
+        child.on('error', reject);
+        child.on('close', (status) => resolve({ status, stdout, stderr }));
+      },
+    );
+    expect(res.stdout).toBe('help-ru: russian (chunks: russian 2)\n');
+    expect(res.stderr).toMatch(/text-search help-ru/);
+    expect(res.status).toBe(0);
+  }, 300_000);
+});
