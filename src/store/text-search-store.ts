@@ -147,21 +147,3 @@ export async function setChunkConfigs(
   );
   return rowCount;
 }
-
-/** Per-configuration BM25 statistics of a namespace (what lexical search scores against). */
-export async function lexicalStatsOf(
-  q: Queryable,
-  namespace: string,
-): Promise<{ config: string; documents: number; totalLength: number }[]> {
-  const { rows } = await q.query<{ config: string; documents: string; totalLength: string }>(
-    `/* lexicalStatsOf */
-     SELECT ts_config::text AS config, doc_count::text AS documents, total_len::text AS "totalLength"
-     FROM lexical_stats WHERE namespace = $1 AND doc_count > 0 ORDER BY ts_config::text`,
-    [namespace],
-  );
-  return rows.map((r) => ({
-    config: r.config,
-    documents: Number(r.documents),
-    totalLength: Number(r.totalLength),
-  }));
-}
