@@ -40,7 +40,7 @@ import {
   toPayload,
 } from './batch.js';
 import { upsertVisibleEntity } from './entity-service.js';
-import { type ChunkLanguage, chunkLanguageFor } from './text-search-service.js';
+import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from './text-search-service.js';
 import type { RequestScope } from './request-scope.js';
 import {
   jsonObjectSchema,
@@ -486,7 +486,7 @@ function buildChunks(doc: PreparedDocument, language: ChunkLanguage): ChunkWrite
       piiCategories: mark.categories,
       embedding: null,
       // The section's own text decides: a short English title must not outvote Russian prose.
-      tsConfig: language(`${heading ?? ''}\n${piece.text}`),
+      tsConfig: language(languageTextOf(heading, piece.text)),
     };
   });
 }

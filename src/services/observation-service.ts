@@ -28,7 +28,7 @@ import {
   parseAssertions,
   projectAssertions,
 } from './projection.js';
-import { type ChunkLanguage, chunkLanguageFor } from './text-search-service.js';
+import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from './text-search-service.js';
 import type { RequestScope } from './request-scope.js';
 import { schemaPolicyFor } from './schema-policy.js';
 import { namespaceSchema, visibilityScopes } from './validation.js';
@@ -385,7 +385,7 @@ function draftOf(
       pii: mark.pii,
       piiCategories: mark.categories,
       embedding: null,
-      tsConfig: language(piece.text),
+      tsConfig: language(languageTextOf(piece.heading, piece.text)),
     };
   });
   const node: ObservationNodeWrite | null =
@@ -418,7 +418,7 @@ function draftOf(
           heading: p.heading,
           text: p.text,
           embedding: null,
-          tsConfig: language(p.text),
+          tsConfig: language(languageTextOf(p.heading, p.text)),
         })),
       );
     }

@@ -19,10 +19,18 @@ import {
 import type { AppDeps, RequestScope } from './request-scope.js';
 import { namespaceSchema } from './validation.js';
 
-/** The configuration each chunk text is indexed with, decided once per write batch. */
+/**
+ * The configuration each chunk is indexed with, decided once per write batch from the chunk's
+ * heading and text (see languageTextOf), the same at write time and when re-indexing.
+ */
 export type ChunkLanguage = (text: string) => string;
 
 const REINDEX_BATCH = 500;
+
+/** What a chunk's language is detected from: its heading and text, never the title. */
+export function languageTextOf(heading: string | null, text: string): string {
+  return heading ? `${heading}\n${text}` : text;
+}
 
 const configsOf = new WeakMap<Database, Promise<Set<string>>>();
 
@@ -129,7 +137,7 @@ export class TextSearchService {
   async configure(
     namespace: string,
     value: string,
-    onProgress?: (done: number, total: number) => void,
+    onProgress?: (done: number, total: number) => void | Promise<void>,
   ): Promise<TextSearchStatus> {
     const ns = parseInput(namespaceSchema, namespace, 'namespace');
     const principal = this.scope.principal;
@@ -164,7 +172,7 @@ export class TextSearchService {
   private async reindex(
     ns: string,
     textSearch: string,
-    onProgress?: (done: number, total: number) => void,
+    onProgress?: (done: number, total: number) => void | Promise<void>,
   ): Promise<void> {
     const db = this.scope.db;
     const { total } = await startTextSearchReindex(db, ns, textSearch);
@@ -180,12 +188,12 @@ export class TextSearchService {
             tx,
             ns,
             batch.map((c) => c.chunkId),
-            batch.map((c) => language(c.searchText)),
+            batch.map((c) => language(c.languageText)),
           );
           done += batch.length;
           await recordReindexProgress(tx, ns, done, 'RUNNING');
         });
-        onProgress?.(done, Math.max(total, done));
+        await onProgress?.(done, Math.max(total, done));
         after = batch[batch.length - 1]!.chunkId;
         // The embedded database runs in this process: give waiting requests their turn.
         await new Promise((resolve) => setImmediate(resolve));

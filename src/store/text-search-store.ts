@@ -36,7 +36,8 @@ export async function saveNamespaceTextSearch(
 export async function countChunksByConfig(q: Queryable, namespace: string): Promise<Map<string, number>> {
   const { rows } = await q.query<{ config: string; chunks: string }>(
     `/* countChunksByConfig */
-     SELECT ts_config::text AS config, count(*) AS chunks FROM chunks WHERE namespace = $1 GROUP BY ts_config`,
+     SELECT ts_config::text AS config, count(*) AS chunks FROM chunks WHERE namespace = $1
+     GROUP BY ts_config ORDER BY 1`,
     [namespace],
   );
   return new Map(rows.map((r) => [r.config, Number(r.chunks)]));
@@ -107,7 +108,8 @@ export async function findTextSearchReindex(
 
 export interface ChunkTextRow {
   chunkId: number;
-  searchText: string;
+  /** Heading and text: what a chunk's language is detected from (never the title). */
+  languageText: string;
 }
 
 /** The next batch of a namespace's chunks after `afterChunkId`, in chunk order. */
@@ -117,13 +119,13 @@ export async function chunkTextsAfter(
   afterChunkId: number,
   limit: number,
 ): Promise<ChunkTextRow[]> {
-  const { rows } = await q.query<{ chunkId: string; searchText: string }>(
+  const { rows } = await q.query<{ chunkId: string; languageText: string }>(
     `/* chunkTextsAfter */
-     SELECT chunk_id::text AS "chunkId", search_text AS "searchText" FROM chunks
+     SELECT chunk_id::text AS "chunkId", concat_ws(E'\n', heading, text) AS "languageText" FROM chunks
      WHERE namespace = $1 AND chunk_id > $2 ORDER BY chunk_id LIMIT $3`,
     [namespace, afterChunkId, limit],
   );
-  return rows.map((r) => ({ chunkId: Number(r.chunkId), searchText: r.searchText }));
+  return rows.map((r) => ({ chunkId: Number(r.chunkId), languageText: r.languageText }));
 }
 
 /**

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { writeTokensFile } from '../helpers/principals.js';
+import { LOCAL_PRINCIPAL } from '../../src/auth/principal.js';
+import { createLoaders } from '../../src/loaders.js';
+import { TextSearchService } from '../../src/services/text-search-service.js';
 
 // A namespace's language: setTextSearch validated against pg_ts_config, the re-derivation of
 // tsvectors and postings it triggers, `auto` per chunk, and Russian through lexical search.
@@ -182,6 +185,10 @@ describe('text search language per namespace', () => {
     expect(await keys(ns, 'заявление на отпуска')).toEqual(['handbook']);
     expect(await keys(ns, 'when is the report published')).toHaveLength(1);
     expect(await keys(ns, 'ordering laptop')).toEqual(['handbook']);
+    // Re-indexing into auto detects from the same text as the writes did.
+    await gw.gql(SET, { ns, ts: 'english' });
+    const again = await gw.gql<{ setTextSearch: { configurations: unknown[] } }>(SET, { ns, ts: 'auto' });
+    expect(again.data!.setTextSearch.configurations).toEqual(status.data!.textSearch.configurations);
   });
 
   it('moves a namespace between languages and back, reads answering from either', async () => {
@@ -196,7 +203,7 @@ describe('text search language per namespace', () => {
     expect(await keys(ns, 'пропуска')).toEqual(['guest-pass']);
   });
 
-  it('answers reads while a large namespace is re-indexed, and shows the progress', async () => {
+  it('answers every read correctly while a large namespace is re-indexed over HTTP', async () => {
     const ns = 'lang-big';
     // Written in two statements, not 1,300 requests: the re-indexing is what is under test.
     await gw.db.query(
@@ -214,24 +221,60 @@ describe('text search language per namespace', () => {
     const change = gw.gql(SET, { ns, ts: 'russian' }).finally(() => {
       finished = true;
     });
-    const seen: { state: string; progress: number }[] = [];
     while (!finished) {
-      const [status, search] = await Promise.all([
-        gw.gql<{ textSearch: { reindex: { state: string; progress: number } | null } }>(STATUS, { ns }),
-        gw.gql<SearchData>(SEARCH, { ns, q: 'пропуска 77', mode: 'LEXICAL' }),
-      ]);
-      expect(status.errors).toBeUndefined();
+      const search = await gw.gql<SearchData>(SEARCH, { ns, q: 'пропуска 77', mode: 'LEXICAL' });
       expect(search.errors).toBeUndefined();
       // Half re-indexed or not, the chunk that names 77 is found.
       expect(search.data!.search.hits[0]?.chunk.node.key).toBe('n77');
-      if (status.data!.textSearch.reindex) seen.push(status.data!.textSearch.reindex);
     }
     const done = await change;
     expect(done.data).toMatchObject({
       setTextSearch: { reindex: { state: 'DONE', done: 1300, total: 1300 } },
     });
-    // Reads were answered between batches: some saw the namespace part-way through.
-    expect(seen.some((r) => r.state === 'RUNNING' && r.progress > 0 && r.progress < 1)).toBe(true);
+  });
+
+  it('between batches, reads answer and show the progress so far', async () => {
+    const ns = 'lang-batches';
+    await gw.db.query(
+      `INSERT INTO entities (namespace, key, kind, title)
+       SELECT $1, 'n' || i, 'note', 'Заметка ' || i FROM generate_series(1, 1100) AS i`,
+      [ns],
+    );
+    await gw.db.query(
+      `INSERT INTO chunks (namespace, node_key, ord, kind, text, search_text)
+       SELECT $1, 'n' || i, 0, 'note', t, t
+       FROM generate_series(1, 1100) AS i, LATERAL (SELECT 'Пропуска для гостей номер ' || i AS t) x`,
+      [ns],
+    );
+    const scope = {
+      deps: gw.app.deps,
+      db: gw.db,
+      principal: LOCAL_PRINCIPAL,
+      loaders: createLoaders(gw.db, null),
+    };
+    const seen: {
+      done: number;
+      state: string | undefined;
+      progress: number | undefined;
+      hit: string | undefined;
+    }[] = [];
+    await new TextSearchService(scope).configure(ns, 'russian', async (done) => {
+      const [status, search] = await Promise.all([
+        gw.gql<{ textSearch: { reindex: { state: string; progress: number } | null } }>(STATUS, { ns }),
+        gw.gql<SearchData>(SEARCH, { ns, q: 'пропуска 77', mode: 'LEXICAL' }),
+      ]);
+      seen.push({
+        done,
+        state: status.data?.textSearch.reindex?.state,
+        progress: status.data?.textSearch.reindex?.progress,
+        hit: search.data?.search.hits[0]?.chunk.node.key,
+      });
+    });
+    expect(seen).toEqual([
+      { done: 500, state: 'RUNNING', progress: 500 / 1100, hit: 'n77' },
+      { done: 1000, state: 'RUNNING', progress: 1000 / 1100, hit: 'n77' },
+      { done: 1100, state: 'RUNNING', progress: 1, hit: 'n77' },
+    ]);
   });
 });
 
