@@ -336,6 +336,8 @@ const WRITE_PATHS: WritePath[] = [
 /** Mutation fields that change no namespace rows under visibility scopes, and why. */
 const WRITE_EXEMPT: Record<string, string> = {
   configureNamespace: 'namespace configuration (packs, strict mode), no knowledge rows',
+  setTextSearch:
+    'namespace language, admins only; re-indexes every chunk and returns no rows (text-search.test.ts)',
   registerDomainPack: 'the shared pack registry (admins), no knowledge rows',
 };
 
