@@ -1,6 +1,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { Database } from './db/database.js';
 import type { Logger } from './logger.js';
+import { withRequestSpan } from './observability/tracing.js';
 import type { Gateway } from './server.js';
 import { pendingMigrations } from './store/migrate.js';
 
@@ -72,7 +73,7 @@ export function createHttpServer(options: HttpOptions): Server {
       if (refused) return;
       // whatwg-node uses a pre-read `body` as the request body instead of the (consumed) stream.
       if (received > 0) (req as IncomingMessage & { body?: Buffer }).body = Buffer.concat(chunks);
-      void gateway.handle(req, res);
+      withRequestSpan(req, res, () => void gateway.handle(req, res));
     });
   });
 }

@@ -32,6 +32,10 @@ export async function openPglite(options: PgliteOptions): Promise<Database & { p
   return {
     backend: 'pglite',
     pglite,
+    load: () => ({ queue: { depth: lock.depth } }),
+    observeQueueWait: (listener) => {
+      lock.onWait = listener;
+    },
     query: (sql, params) => lock.run(() => run(sql, params)),
     transaction: (_name, fn) =>
       lock.run(async () => {

@@ -48,6 +48,9 @@ export async function openPostgres(options: PostgresOptions): Promise<Database &
   const db: Database & { pool: pg.Pool } = {
     backend: 'postgres',
     pool,
+    load: () => ({
+      pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
+    }),
     query: (sql, params) => run(pool, sql, params),
     async transaction(_name, fn) {
       const client = await pool.connect();
