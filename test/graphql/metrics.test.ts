@@ -28,7 +28,7 @@ function samples(text: string, name: string): { labels: Record<string, string>; 
   return out;
 }
 
-function valueOf(text: string, name: string, labels: Record<string, string>): number {
+function sampleValue(text: string, name: string, labels: Record<string, string>): number {
   const hit = samples(text, name).find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   return hit?.value ?? 0;
 }
@@ -92,25 +92,28 @@ describe('/metrics', () => {
 
     it('counts operations by type, name and root field', () => {
       const write = { operationType: 'mutation', operationName: 'WriteDocs', rootField: 'retainDocuments' };
-      expect(valueOf(text, 'graphql_envelop_request', write)).toBe(2);
-      expect(valueOf(text, 'graphql_envelop_request_duration_count', write)).toBe(2);
+      expect(sampleValue(text, 'graphql_envelop_request', write)).toBe(2);
+      expect(sampleValue(text, 'graphql_envelop_request_duration_count', write)).toBe(2);
       expect(
-        valueOf(text, 'graphql_envelop_request', { operationName: 'FindDocs', rootField: 'search' }),
+        sampleValue(text, 'graphql_envelop_request', { operationName: 'FindDocs', rootField: 'search' }),
       ).toBe(1);
-      expect(valueOf(text, 'graphql_envelop_request', { operationName: 'Pack', rootField: 'context' })).toBe(
-        1,
-      );
-      expect(valueOf(text, 'graphql_envelop_request', { operationName: 'anonymous' })).toBe(1);
-      // A name that is not a short GraphQL name is folded into `other`.
-      expect(valueOf(text, 'graphql_envelop_request', { operationName: 'other' })).toBe(1);
       expect(
-        valueOf(text, 'graphql_yoga_http_duration_count', { operationName: 'WriteDocs', statusCode: '200' }),
+        sampleValue(text, 'graphql_envelop_request', { operationName: 'Pack', rootField: 'context' }),
+      ).toBe(1);
+      expect(sampleValue(text, 'graphql_envelop_request', { operationName: 'anonymous' })).toBe(1);
+      // A name that is not a short GraphQL name is folded into `other`.
+      expect(sampleValue(text, 'graphql_envelop_request', { operationName: 'other' })).toBe(1);
+      expect(
+        sampleValue(text, 'graphql_yoga_http_duration_count', {
+          operationName: 'WriteDocs',
+          statusCode: '200',
+        }),
       ).toBe(2);
     });
 
     it('counts errors by extensions.code', () => {
       expect(
-        valueOf(text, 'graphql_errors_total', { code: 'BAD_USER_INPUT', operationName: 'BadNamespace' }),
+        sampleValue(text, 'graphql_errors_total', { code: 'BAD_USER_INPUT', operationName: 'BadNamespace' }),
       ).toBe(1);
       const codes = samples(text, 'graphql_errors_total').map((s) => s.labels.code);
       expect(codes.length).toBeGreaterThanOrEqual(2);
@@ -119,8 +122,8 @@ describe('/metrics', () => {
 
     it('counts batch items by mutation and status', () => {
       const rows = { mutation: 'retainDocuments' };
-      expect(valueOf(text, 'memgate_ingest_rows_total', { ...rows, status: 'CREATED' })).toBe(2);
-      expect(valueOf(text, 'memgate_ingest_rows_total', { ...rows, status: 'UNCHANGED' })).toBe(2);
+      expect(sampleValue(text, 'memgate_ingest_rows_total', { ...rows, status: 'CREATED' })).toBe(2);
+      expect(sampleValue(text, 'memgate_ingest_rows_total', { ...rows, status: 'UNCHANGED' })).toBe(2);
     });
 
     it('measures SQL by statement name and per request', () => {
@@ -129,38 +132,38 @@ describe('/metrics', () => {
       for (const s of statements) expect(s.labels.statement).toMatch(/^[A-Za-z_][A-Za-z0-9_.:-]*$/);
       expect(statements.map((s) => s.labels.statement)).toContain('lexicalChannel');
       const perRequest = { operation_type: 'query', root_field: 'search' };
-      expect(valueOf(text, 'memgate_request_sql_statements_count', perRequest)).toBe(1);
-      expect(valueOf(text, 'memgate_request_sql_statements_sum', perRequest)).toBeGreaterThan(0);
-      expect(valueOf(text, 'memgate_request_sql_seconds_count', perRequest)).toBe(1);
+      expect(sampleValue(text, 'memgate_request_sql_statements_count', perRequest)).toBe(1);
+      expect(sampleValue(text, 'memgate_request_sql_statements_sum', perRequest)).toBeGreaterThan(0);
+      expect(sampleValue(text, 'memgate_request_sql_seconds_count', perRequest)).toBe(1);
     });
 
     it('reports retrieval channels, compiler stages and the pack budget', () => {
       expect(
-        valueOf(text, 'memgate_retrieval_channel_duration_seconds_count', {
+        sampleValue(text, 'memgate_retrieval_channel_duration_seconds_count', {
           pipeline: 'search',
           channel: 'lexical',
           status: 'ok',
         }),
       ).toBe(1);
       expect(
-        valueOf(text, 'memgate_retrieval_channel_duration_seconds_count', {
+        sampleValue(text, 'memgate_retrieval_channel_duration_seconds_count', {
           pipeline: 'context',
           channel: 'lexical',
           status: 'ok',
         }),
       ).toBe(1);
       for (const stage of ['plan', 'query_channels', 'hydrate', 'score', 'pack', 'render', 'trace'])
-        expect(valueOf(text, 'memgate_context_stage_duration_seconds_count', { stage })).toBe(1);
-      expect(valueOf(text, 'memgate_context_tokens_used_count', {})).toBe(1);
-      expect(valueOf(text, 'memgate_context_tokens_used_sum', {})).toBeGreaterThan(0);
+        expect(sampleValue(text, 'memgate_context_stage_duration_seconds_count', { stage })).toBe(1);
+      expect(sampleValue(text, 'memgate_context_tokens_used_count', {})).toBe(1);
+      expect(sampleValue(text, 'memgate_context_tokens_used_sum', {})).toBeGreaterThan(0);
     });
 
     it('reports the database load and the process', () => {
       if (gw.db.backend === 'pglite') {
         expect(samples(text, 'memgate_pglite_queue_depth')).toHaveLength(1);
-        expect(valueOf(text, 'memgate_pglite_queue_wait_seconds_count', {})).toBeGreaterThan(0);
+        expect(sampleValue(text, 'memgate_pglite_queue_wait_seconds_count', {})).toBeGreaterThan(0);
       } else {
-        expect(valueOf(text, 'memgate_db_pool_clients', { state: 'total' })).toBeGreaterThan(0);
+        expect(sampleValue(text, 'memgate_db_pool_clients', { state: 'total' })).toBeGreaterThan(0);
         expect(
           samples(text, 'memgate_db_pool_clients')
             .map((s) => s.labels.state)
