@@ -18,9 +18,11 @@ export function channelSpan<T extends readonly unknown[]>(
   const tracer = activeTracer();
   if (!tracer) return fn();
   const ctx = parent ?? context.active();
-  const span = tracer.startSpan(`channel ${channel}`, {
-    attributes: { 'memgate.pipeline': pipeline, 'memgate.channel': channel },
-  });
+  const span = tracer.startSpan(
+    `channel ${channel}`,
+    { attributes: { 'memgate.pipeline': pipeline, 'memgate.channel': channel } },
+    ctx,
+  );
   return context.with(trace.setSpan(ctx, span), fn).then(
     (found) => {
       span.setAttribute('memgate.candidates', found.length);

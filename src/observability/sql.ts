@@ -43,8 +43,10 @@ export function observeStatement<R>(
   const promise = span ? context.with(trace.setSpan(context.active(), span), run) : run();
   return promise.then(
     (result) => {
-      span?.setAttribute('db.response.returned_rows', result.rowCount);
-      done(result.rowCount);
+      // PGlite reports affectedRows = 0 for a SELECT: rows returned and rows written both count.
+      const rows = Math.max(result.rows.length, result.rowCount);
+      span?.setAttribute('db.response.returned_rows', result.rows.length);
+      done(rows);
       return result;
     },
     (error: unknown) => {
