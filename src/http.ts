@@ -2,11 +2,11 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { Database } from './db/database.js';
 import type { Logger } from './logger.js';
 import { withRequestSpan } from './observability/tracing.js';
-import type { Gateway } from './server.js';
 import { pendingMigrations } from './store/migrate.js';
 
 export interface HttpOptions {
-  gateway: Gateway;
+  /** The yoga instance, or anything that answers a request the same way. */
+  gateway: { handle(req: IncomingMessage, res: ServerResponse): unknown };
   db: Database;
   logger: Logger;
   maxBodyBytes: number;

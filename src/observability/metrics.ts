@@ -10,8 +10,8 @@ export interface Metrics {
   registry: Registry;
   sqlDuration: Histogram<'statement'>;
   sqlRows: Counter<'statement'>;
-  requestSqlStatements: Histogram<'operation_type' | 'root_field'>;
-  requestSqlSeconds: Histogram<'operation_type' | 'root_field'>;
+  requestSqlStatements: Histogram<'operationType' | 'rootField'>;
+  requestSqlSeconds: Histogram<'operationType' | 'rootField'>;
   pgliteQueueWait: Histogram;
   channelDuration: Histogram<'pipeline' | 'channel' | 'status'>;
   channelFailures: Counter<'pipeline' | 'channel' | 'reason'>;
@@ -55,7 +55,7 @@ export function createMetrics(load: () => DatabaseLoad): Metrics {
       this.set(load().queue?.depth ?? 0);
     },
   });
-  const byContext = ['operation_type', 'root_field'] as const;
+  const byContext = ['operationType', 'rootField'] as const;
   return {
     registry,
     sqlDuration: new Histogram({
@@ -134,6 +134,7 @@ export function createMetrics(load: () => DatabaseLoad): Metrics {
 
 // Metrics are per process, like prom-client's default registry: the hooks in the database,
 // the channel runners and the compiler find them here instead of being handed them.
+let created: Metrics | null = null;
 let active: Metrics | null = null;
 
 export function activeMetrics(): Metrics | null {
@@ -142,11 +143,12 @@ export function activeMetrics(): Metrics | null {
 
 /** Turns metrics on for this process (idempotent: a second gateway shares the registry). */
 export function enableMetrics(load: () => DatabaseLoad): Metrics {
-  active ??= createMetrics(load);
+  created ??= createMetrics(load);
+  active = created;
   return active;
 }
 
-/** Tests and the benchmark's on/off comparison switch metrics off again. */
+/** Stops recording (tests, the benchmark's on/off comparison); enableMetrics resumes it. */
 export function disableMetrics(): void {
   active = null;
 }

@@ -171,7 +171,7 @@ export function useMetrics(options: MetricsEndpointOptions): Plugin[] {
       return {
         onExecuteDone() {
           const { statements, ms } = args.contextValue.sql;
-          const sqlLabels = { operation_type: labels.operationType, root_field: labels.rootField };
+          const sqlLabels = { operationType: labels.operationType, rootField: labels.rootField };
           metrics.requestSqlStatements.observe(sqlLabels, statements);
           metrics.requestSqlSeconds.observe(sqlLabels, ms / 1000);
         },

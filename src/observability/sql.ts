@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { QueryResult } from '../db/database.js';
 import { activeMetrics, boundedLabel } from './metrics.js';
 import { activeTracer, errorName } from './tracing.js';
@@ -29,6 +29,7 @@ export function observeStatement<R>(
   if (!metrics && !tracer) return run();
   const name = boundedLabel(statementName(sql));
   const started = performance.now();
+  // A leaf: its parent is the active span, and nothing runs inside it that needs it active.
   const span = tracer?.startSpan(name, {
     kind: SpanKind.CLIENT,
     attributes: { 'db.system.name': 'postgresql', 'db.query.summary': name },
@@ -40,8 +41,7 @@ export function observeStatement<R>(
     }
     span?.end();
   };
-  const promise = span ? context.with(trace.setSpan(context.active(), span), run) : run();
-  return promise.then(
+  return run().then(
     (result) => {
       // PGlite reports affectedRows = 0 for a SELECT: rows returned and rows written both count.
       const rows = Math.max(result.rows.length, result.rowCount);
