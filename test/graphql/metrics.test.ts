@@ -131,6 +131,8 @@ describe('/metrics', () => {
       expect(statements.length).toBeGreaterThan(3);
       for (const s of statements) expect(s.labels.statement).toMatch(/^[A-Za-z_][A-Za-z0-9_.:-]*$/);
       expect(statements.map((s) => s.labels.statement)).toContain('lexicalChannel');
+      // Every statement on these paths carries its /* queryName */ comment.
+      expect(statements.map((s) => s.labels.statement)).not.toContain('unnamed');
       const perRequest = { operationType: 'query', rootField: 'search' };
       expect(sampleValue(text, 'memgate_request_sql_statements_count', perRequest)).toBe(1);
       expect(sampleValue(text, 'memgate_request_sql_statements_sum', perRequest)).toBeGreaterThan(0);
