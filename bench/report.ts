@@ -119,7 +119,8 @@ export function renderMarkdown(r: BenchResult): string {
     out.push('', '### Metrics and tracing on vs off (one client, alternating rounds)', '');
     out.push(
       'On = MEMGATE_METRICS=1 and OpenTelemetry spans exported over OTLP/HTTP (to a local sink); ' +
-        'each figure is the median over rounds of the same requests on the same gateway process.',
+        'each figure is the median over rounds of the same requests on the same gateway process; ' +
+        'the last column compares the least-CPU round of each side (other load only ever adds time).',
       '',
     );
     out.push(
@@ -133,6 +134,7 @@ export function renderMarkdown(r: BenchResult): string {
           'CPU off ms/req',
           'CPU on ms/req',
           'CPU +%',
+          'best-round CPU +%',
         ],
         r.observability.map((f) => [
           f.title,
@@ -143,6 +145,7 @@ export function renderMarkdown(r: BenchResult): string {
           ms(f.off.cpuMsPerRequest),
           ms(f.on.cpuMsPerRequest),
           `${f.cpuOverheadPct}%`,
+          f.bestCpuOverheadPct !== undefined ? `${f.bestCpuOverheadPct}%` : '–',
         ]),
       ),
     );
