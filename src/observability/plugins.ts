@@ -1,83 +1,15 @@
-import { getCurrentOtelContext, useOpenTelemetry } from '@envelop/opentelemetry';
-import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { useOpenTelemetry } from '@envelop/opentelemetry';
+import { SpanKind } from '@opentelemetry/api';
 import { createCounter, createHistogram, usePrometheus } from '@graphql-yoga/plugin-prometheus';
-import {
-  type DocumentNode,
-  type GraphQLFieldResolver,
-  type GraphQLSchema,
-  Kind,
-  type OperationDefinitionNode,
-  getOperationAST,
-} from 'graphql';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter } from 'prom-client';
 import type { Principal } from '../auth/principal.js';
 import type { Context } from '../context.js';
-import { type DatabaseLoad, type Metrics, activeMetrics, boundedLabel, enableMetrics } from './metrics.js';
-import { activeTracer, activeTracerProvider, errorName } from './tracing.js';
-
-interface OperationLabels {
-  operationType: string;
-  operationName: string;
-  rootField: string;
-}
-
-const NONE: OperationLabels = { operationType: 'none', operationName: 'none', rootField: 'none' };
-
-/**
- * Labels of an operation, all bounded: the type, the operation name (a GraphQL name, at most
- * MAX_OPERATION_NAMES distinct per process, the rest `other`) and the first root field, kept
- * only when the schema has it (a document is labelled before it is validated).
- */
-export class OperationLabeler {
-  private readonly cache = new WeakMap<DocumentNode, Map<string, OperationLabels>>();
-  private readonly names = new Set<string>();
-
-  constructor(private readonly schema: GraphQLSchema) {}
-
-  labels(document: DocumentNode | undefined, operationName: string | undefined | null): OperationLabels {
-    if (!document) return NONE;
-    let perName = this.cache.get(document);
-    if (!perName) {
-      perName = new Map();
-      this.cache.set(document, perName);
-    }
-    const key = operationName ?? '';
-    let labels = perName.get(key);
-    if (!labels) {
-      const operation = getOperationAST(document, operationName);
-      labels = operation ? this.compute(operation) : NONE;
-      perName.set(key, labels);
-    }
-    return labels;
-  }
-
-  private compute(operation: OperationDefinitionNode): OperationLabels {
-    const root =
-      operation.operation === 'mutation'
-        ? this.schema.getMutationType()
-        : operation.operation === 'query'
-          ? this.schema.getQueryType()
-          : this.schema.getSubscriptionType();
-    const first = operation.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
-    const field = first?.kind === Kind.FIELD ? first.name.value : undefined;
-    return {
-      operationType: operation.operation,
-      operationName: this.operationName(operation.name?.value),
-      rootField: field && root?.getFields()[field] ? field : field ? 'other' : 'none',
-    };
-  }
-
-  private operationName(name: string | undefined): string {
-    if (!name) return 'anonymous';
-    if (this.names.has(name)) return name;
-    if (this.names.size >= MAX_OPERATION_NAMES || boundedLabel(name) !== name) return 'other';
-    this.names.add(name);
-    return name;
-  }
-}
-
-const MAX_OPERATION_NAMES = 200;
+import { type DatabaseLoad, type Metrics, boundedLabel, enableMetrics } from './metrics.js';
+import { NONE, type OperationLabels, OperationLabeler } from './operation-labels.js';
+import { instrumentRootFields } from './root-fields.js';
+import { activeTracerProvider } from './tracing.js';
 
 export interface MetricsEndpointOptions {
   metrics: Metrics;
@@ -251,87 +183,6 @@ export function useTracing(): Plugin[] {
       'memgate',
     ) as Plugin,
   ];
-}
-
-const WRAPPED = Symbol('memgate.rootFieldHooks');
-const WRITE_STATUSES = new Set(['CREATED', 'UPDATED', 'UNCHANGED', 'REINFORCED', 'DUPLICATE', 'REJECTED']);
-
-/**
- * The resolvers of interest are the root fields: each gets a span (`Query.context`…) that its
- * services' stage, channel and SQL spans nest under, and batch mutations count their items by
- * status. Wrapped once per schema; the wrapper checks at call time whether anything is on.
- */
-export function instrumentRootFields(schema: GraphQLSchema): void {
-  for (const type of [schema.getQueryType(), schema.getMutationType()]) {
-    if (!type) continue;
-    for (const field of Object.values(type.getFields())) {
-      const resolve = field.resolve as
-        | (GraphQLFieldResolver<unknown, Context> & { [WRAPPED]?: true })
-        | undefined;
-      if (!resolve || resolve[WRAPPED]) continue;
-      const mutation = type === schema.getMutationType() ? field.name : null;
-      const wrapped: GraphQLFieldResolver<unknown, Context> & { [WRAPPED]?: true } = (
-        root,
-        args,
-        ctx,
-        info,
-      ) => {
-        const tracer = activeTracer();
-        const metrics = activeMetrics();
-        if (!tracer && !metrics) return resolve(root, args, ctx, info);
-        const count = (value: unknown) => {
-          if (mutation && metrics) countWrites(metrics, mutation, value);
-          return value;
-        };
-        if (!tracer) return settle(resolve(root, args, ctx, info), count);
-        const parent = getCurrentOtelContext(ctx);
-        const span = tracer.startSpan(
-          `${type.name}.${field.name}`,
-          { attributes: { 'graphql.field.name': field.name, 'graphql.type.name': type.name } },
-          parent,
-        );
-        const end = (value: unknown) => {
-          if (value instanceof Error)
-            span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(value) });
-          span.end();
-          return count(value);
-        };
-        try {
-          const value = context.with(trace.setSpan(parent, span), () => resolve(root, args, ctx, info));
-          return settle(value, end, (error) => {
-            span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
-            span.end();
-          });
-        } catch (error) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
-          span.end();
-          throw error;
-        }
-      };
-      wrapped[WRAPPED] = true;
-      field.resolve = wrapped;
-    }
-  }
-}
-
-function settle(value: unknown, onValue: (v: unknown) => unknown, onError?: (e: unknown) => void): unknown {
-  if (value instanceof Promise) {
-    return value.then(onValue, (error: unknown) => {
-      onError?.(error);
-      throw error;
-    });
-  }
-  return onValue(value);
-}
-
-function countWrites(metrics: Metrics, mutation: string, payload: unknown): void {
-  const results = (payload as { results?: unknown } | null)?.results;
-  if (!Array.isArray(results)) return;
-  for (const r of results) {
-    const status = (r as { status?: unknown }).status;
-    if (typeof status === 'string' && WRITE_STATUSES.has(status))
-      metrics.ingestRows.inc({ mutation, status });
-  }
 }
 
 export interface ObservabilityOptions {

@@ -2,7 +2,7 @@ import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { Mutex } from '../../src/db/mutex.js';
 import { boundedLabel } from '../../src/observability/metrics.js';
-import { OperationLabeler } from '../../src/observability/plugins.js';
+import { OperationLabeler } from '../../src/observability/operation-labels.js';
 import { statementName } from '../../src/observability/sql.js';
 import { schema } from '../../src/schema/index.js';
 
