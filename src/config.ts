@@ -35,6 +35,9 @@ const envSchema = z.object({
   MEMGATE_MAX_COST: z.coerce.number().int().min(10).default(50_000),
   MEMGATE_MAX_LIST_SIZE: z.coerce.number().int().min(1).default(1000),
   MEMGATE_PERSISTED_OPERATIONS: z.string().min(1).optional(),
+  MEMGATE_METRICS: booleanFlag,
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
 });
 
 export type EnvInput = Record<string, string | undefined>;
@@ -61,6 +64,10 @@ export interface Config {
   maxCost: number;
   maxListSize: number;
   persistedOperations: string | undefined;
+  /** Serve Prometheus metrics on /metrics (admin token needed when a tokens file is set). */
+  metrics: boolean;
+  /** Export OpenTelemetry traces over OTLP/HTTP (the exporter reads the OTEL_* variables). */
+  otlpTracing: boolean;
 }
 
 export class ConfigError extends Error {
@@ -99,6 +106,8 @@ export function parseConfig(env: EnvInput): Config {
     maxCost: e.MEMGATE_MAX_COST,
     maxListSize: e.MEMGATE_MAX_LIST_SIZE,
     persistedOperations: e.MEMGATE_PERSISTED_OPERATIONS,
+    metrics: e.MEMGATE_METRICS,
+    otlpTracing: Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
   };
 }
 
@@ -125,4 +134,10 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
   ['MEMGATE_MAX_COST', '50000', 'estimated objects per operation (lists × page sizes)'],
   ['MEMGATE_MAX_LIST_SIZE', '1000', 'longest list in any argument (ids, batch items…)'],
   ['MEMGATE_PERSISTED_OPERATIONS', '(unset)', 'JSON file of allowed operations; others are refused'],
+  ['MEMGATE_METRICS', '0', '1 serves Prometheus metrics on /metrics (admin token with a tokens file)'],
+  [
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    '(unset = no traces)',
+    'OTLP/HTTP collector URL; traces are exported there',
+  ],
 ];

@@ -3,11 +3,12 @@ import type { Authenticate } from './auth/authenticate.js';
 import type { Database } from './db/database.js';
 import { BACKUP_PATH, handleBackup } from './http-backup.js';
 import type { Logger } from './logger.js';
-import type { Gateway } from './server.js';
+import { withRequestSpan } from './observability/tracing.js';
 import { pendingMigrations } from './store/migrate.js';
 
 export interface HttpOptions {
-  gateway: Gateway;
+  /** The yoga instance, or anything that answers a request the same way. */
+  gateway: { handle(req: IncomingMessage, res: ServerResponse): unknown };
   /** The gateway's own authentication, for the routes served beside GraphQL (backups). */
   authenticate: Authenticate;
   db: Database;
@@ -81,7 +82,7 @@ export function createHttpServer(options: HttpOptions): Server {
       if (refused) return;
       // whatwg-node uses a pre-read `body` as the request body instead of the (consumed) stream.
       if (received > 0) (req as IncomingMessage & { body?: Buffer }).body = Buffer.concat(chunks);
-      void gateway.handle(req, res);
+      withRequestSpan(req, res, () => void gateway.handle(req, res));
     });
   });
 }

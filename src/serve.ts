@@ -3,10 +3,13 @@ import { createApp } from './app.js';
 import { assertBindAllowed } from './auth/local-mode.js';
 import type { Config } from './config.js';
 import { createHttpServer } from './http.js';
+import { startOtlpTracing } from './observability/tracing.js';
 
 /** Starts the gateway and keeps it up until SIGTERM/SIGINT, then drains and closes the pool. */
 export async function serve(config: Config): Promise<void> {
   assertBindAllowed(config);
+  // Before the gateway is built, so its plugins see the tracer provider.
+  const tracing = config.otlpTracing ? await startOtlpTracing('memgate') : null;
   const app = await createApp(config);
   const { logger } = app.deps;
   const server = createHttpServer({
@@ -23,6 +26,8 @@ export async function serve(config: Config): Promise<void> {
     backend: app.deps.db.backend,
     auth: config.tokensFile ? 'tokens' : 'local (loopback only)',
     embedder: app.deps.embedder.model,
+    metrics: config.metrics ? `http://${config.host}:${port}/metrics` : 'off',
+    tracing: tracing ? 'otlp' : 'off',
   });
 
   let stopping = false;
@@ -32,7 +37,7 @@ export async function serve(config: Config): Promise<void> {
     logger.info('shutting down', { signal });
     // close() stops accepting and waits for in-flight requests; idle keep-alives are cut.
     server.close(() => {
-      void app.close().then(() => {
+      void Promise.all([app.close(), tracing?.shutdown()]).then(() => {
         logger.info('stopped');
         process.exit(0);
       });

@@ -10,7 +10,7 @@ import {
 } from './tokens-file.js';
 
 const USAGE = `Usage:
-  memgate token create --id <id> --read <globs> [--write <globs>] [--scopes <labels>] [--pii] [--admin] [--file <path>]
+  memgate token create --id <id> [--read <globs>] [--write <globs>] [--scopes <labels>] [--pii] [--admin] [--file <path>]
   memgate token list [--file <path>]
   memgate token revoke --id <id> [--file <path>]
 
@@ -78,7 +78,9 @@ function create(file: string, options: Options, io: Io): number {
   if (!id) throw new UsageError('--id is required');
   const read = list_(options, 'read');
   const write = list_(options, 'write');
-  if (read.length === 0 && write.length === 0) throw new UsageError('give at least one of --read or --write');
+  // An admin-only principal (a metrics scraper, an auditor) needs no namespace at all.
+  if (read.length === 0 && write.length === 0 && !options.flags.has('admin'))
+    throw new UsageError('give at least one of --read, --write or --admin');
   const token = generateToken();
   const parsed = principalEntrySchema.safeParse({
     id,

@@ -37,6 +37,7 @@ import { resolveSettings } from '../retrieval/settings.js';
 import type { RouteValue } from '../router/route-value.js';
 import type { FactRow } from '../store/fact-store.js';
 import { insertTraces } from '../store/trace-store.js';
+import { StageTrace, channelSpan, recordChannel } from '../observability/retrieval.js';
 import {
   type BlockedCandidate,
   type Candidate,
@@ -225,6 +226,7 @@ class ChannelRunner {
   constructor(
     private readonly timeoutMs: number,
     private readonly onError?: (channel: string, error: unknown) => void,
+    private readonly stages?: StageTrace,
   ) {}
 
   async run<T>(name: string, weight: number, fn: () => Promise<T[]>): Promise<T[]> {
@@ -232,7 +234,7 @@ class ChannelRunner {
     let timer: NodeJS.Timeout | undefined;
     try {
       const result = await Promise.race([
-        fn(),
+        channelSpan('context', name, fn, this.stages?.current()),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new ChannelTimeout(this.timeoutMs)), this.timeoutMs);
         }),
@@ -243,6 +245,7 @@ class ChannelRunner {
         ms: round(performance.now() - started),
         status: 'ok',
       });
+      recordChannel('context', name, 'ok', performance.now() - started);
       return result;
     } catch (error) {
       const timeout = error instanceof ChannelTimeout;
@@ -254,6 +257,7 @@ class ChannelRunner {
         status: timeout ? 'timeout' : 'failed',
         error: timeout ? (error as Error).message : 'channel failed',
       });
+      recordChannel('context', name, timeout ? 'timeout' : 'failed', performance.now() - started);
       return [];
     } finally {
       if (timer) clearTimeout(timer);
@@ -273,6 +277,8 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
   const now = deps.now?.() ?? new Date();
   const asOf = req.asOf ?? now;
   const traceId = newTraceId();
+  const stages = new StageTrace();
+  stages.begin('plan');
   const vis = deps.principal.scopes;
   const settings = resolveSettings({ embedderModel: deps.embedder.model });
   const plan = planFor(req.strategy, settings.vector.weight, req.query);
@@ -282,7 +288,7 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
   const weights: Record<string, number> = { ...plan.weights, multi_hop: MULTI_HOP_WEIGHT };
   if (req.window)
     plan.channels = plan.channels.filter((c) => c === 'vector' || c === 'lexical' || c === 'exact');
-  const runner = new ChannelRunner(deps.channelTimeoutMs, deps.onChannelError);
+  const runner = new ChannelRunner(deps.channelTimeoutMs, deps.onChannelError, stages);
   const on = (c: CompilerChannel) => plan.channels.includes(c);
   const query = plan.usesQuery ? req.query : '';
   const hasQuery = query.trim().length > 0;
@@ -297,6 +303,7 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
   const scopes = req.scopes.length > 0 ? req.scopes : null;
 
   // ---------------------------------------------------------------- stage A: query channels
+  stages.begin('query_channels');
   // One embedding call, shared by the vector channel and the recall floor's distances.
   const needVector = hasQuery && (on('vector') || req.maxDistance !== null);
   let embeddingError: unknown = null;
@@ -405,7 +412,7 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
     for (const b of h.blocked) blocked.set(b.key, b);
   };
   const stageA = uniqueRefs([...vectorRefs, ...lexicalRefs, ...exactRefs]);
-  absorb(await hydrateChunks(deps.db, stageA.map(pair), hctx));
+  absorb(await stages.run('hydrate_hits', () => hydrateChunks(deps.db, stageA.map(pair), hctx)));
 
   // Top hits (by a first fusion of stage A) seed the graph and facts channels; a hit below the
   // recall floor seeds nothing.
@@ -423,6 +430,7 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
   const anchorSeeds = req.namespaces.flatMap((ns) => requested.map((key) => ({ namespace: ns, key })));
 
   // ---------------------------------------------------------------- stage B: structure channels
+  stages.begin('structure_channels');
   const [factHits, graphHits, recentHits] = await Promise.all([
     on('facts')
       ? runner.run('facts', plan.weights.facts, () =>
@@ -498,17 +506,20 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
     .map((f) => parseCandidateKey(f.id))
     .filter((r) => !hydrated.has(candidateKey(r)));
   const byKind = (kind: CandidateKind) => missing.filter((r) => r.kind === kind).map(pair);
-  const phase2 = await Promise.all([
-    hydrateChunks(deps.db, byKind('chunk'), hctx),
-    hydrateFacts(deps.db, byKind('fact'), hctx),
-    hydrateObservations(deps.db, byKind('observation'), hctx),
-    hydrateEntities(deps.db, byKind('entity'), hctx),
-  ]);
+  const phase2 = await stages.run('hydrate', () =>
+    Promise.all([
+      hydrateChunks(deps.db, byKind('chunk'), hctx),
+      hydrateFacts(deps.db, byKind('fact'), hctx),
+      hydrateObservations(deps.db, byKind('observation'), hctx),
+      hydrateEntities(deps.db, byKind('entity'), hctx),
+    ]),
+  );
   for (const h of phase2) absorb(h);
   const factReport = runner.reports.get('facts');
   if (factReport) factReport.blocked = [...blocked.values()].filter((b) => b.kind === 'fact').length;
 
   // Hard filters happened above: blocked and unreadable candidates never reach fusion.
+  stages.begin('score');
   const scoreLists = new Map<string, { id: string; score: number | null }[]>();
   for (const [name, list] of lists)
     scoreLists.set(
@@ -566,6 +577,7 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
   };
 
   // ---------------------------------------------------------------- recall floor
+  stages.begin('pack');
   const decisions = new Map<string, TraceDecision>();
   const floorOn = req.maxDistance !== null && hctx.queryVector !== null;
   const byKey = new Map(scored.map((s) => [s.candidate.key, s]));
@@ -661,6 +673,7 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
   );
 
   // ---------------------------------------------------------------- multi-hop expansion
+  stages.begin('expand');
   const overBudget = [...decisions.values()].some((d) => d.reason === 'OVER_BUDGET');
   const packedMemory = [...items.values()].filter((i) => i.kind !== 'current');
   if (!overBudget && packer.remaining > 0 && packedMemory.length > 0) {
@@ -705,10 +718,12 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
         );
       });
       const fresh = expansion.filter((r) => !hydrated.has(candidateKey(r)));
-      const more = await Promise.all([
-        hydrateChunks(deps.db, fresh.filter((r) => r.kind === 'chunk').map(pair), hctx),
-        hydrateFacts(deps.db, fresh.filter((r) => r.kind === 'fact').map(pair), hctx),
-      ]);
+      const more = await stages.within(() =>
+        Promise.all([
+          hydrateChunks(deps.db, fresh.filter((r) => r.kind === 'chunk').map(pair), hctx),
+          hydrateFacts(deps.db, fresh.filter((r) => r.kind === 'fact').map(pair), hctx),
+        ]),
+      );
       for (const h of more) absorb(h);
       const hopKeys = expansion.map((r) => candidateKey(r)).filter((k) => hydrated.has(k) && !byKey.has(k));
       const hopFused = new Map(fuse({ multi_hop: hopKeys }, weights, settings.rrfK).map((f) => [f.id, f]));
@@ -742,6 +757,7 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
     });
   }
   // ---------------------------------------------------------------- the pack
+  stages.begin('render');
   const sections: PackSectionValue[] = packer
     .sectionKeys()
     .map(({ kind, keys }) => ({ kind, items: keys.map((k) => items.get(k)!).filter(Boolean) }));
@@ -869,11 +885,14 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
     };
   });
   try {
-    await insertTraces(deps.db, rows, deps.pruneDue() ? deps.traceRetentionDays : null);
+    await stages.run('trace', () =>
+      insertTraces(deps.db, rows, deps.pruneDue() ? deps.traceRetentionDays : null),
+    );
   } catch (error) {
     deps.onChannelError?.('trace', error);
     warnings.push('trace_not_saved: the trace of this pack could not be stored');
   }
+  stages.end();
 
   return {
     query: req.query,

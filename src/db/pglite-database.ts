@@ -39,6 +39,10 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
   return {
     backend: 'pglite',
     pglite,
+    load: () => ({ queue: { depth: lock.depth } }),
+    observeQueueWait: (listener) => {
+      lock.onWait = listener;
+    },
     query: (sql, params) => lock.run(() => run(sql, params)),
     transaction: (_name, fn) =>
       lock.run(async () => {

@@ -56,6 +56,9 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
     backend: 'postgres',
     pool,
     connectionString: options.connectionString,
+    load: () => ({
+      pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
+    }),
     query: (sql, params) => run(pool, sql, params),
     async transaction(_name, fn) {
       const client = await pool.connect();

@@ -3,6 +3,7 @@ import { MemgateError } from '../errors.js';
 import type { Embedder } from '../providers/embedder.js';
 import type { Llm } from '../providers/llm.js';
 import type { ChunkRow } from '../store/chunk-store.js';
+import { channelSpan, recordChannel } from '../observability/retrieval.js';
 import { exactChannel } from './channels/exact.js';
 import {
   type ChunkCandidate,
@@ -206,6 +207,7 @@ async function runChannels(
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
           stats.push({ channel: 'embed', candidates: 0, ms: elapsedMs(started), error: message });
+          recordChannel('search', 'embed', 'failed', performance.now() - started);
           // Alone, the vector channel is the search; in a hybrid the other channels carry on.
           if (request.mode === 'VECTOR')
             throw new MemgateError('UNAVAILABLE', 'The embedding model is unavailable.');
@@ -387,7 +389,14 @@ async function timed<T extends unknown[]>(
   run: () => Promise<T>,
 ): Promise<T> {
   const started = performance.now();
-  const result = await run();
+  let result: T;
+  try {
+    result = await channelSpan('search', channel, run);
+  } catch (error) {
+    recordChannel('search', channel, 'failed', performance.now() - started);
+    throw error;
+  }
+  recordChannel('search', channel, 'ok', performance.now() - started);
   stats.push({ channel, candidates: result.length, ms: elapsedMs(started) });
   return result;
 }

@@ -8,6 +8,7 @@ import {
 } from '../compiler/compile.js';
 import { CONTEXT_STRATEGIES } from '../compiler/strategies.js';
 import { badInput, parseInput } from '../errors.js';
+import { recordContextPack } from '../observability/retrieval.js';
 import { channelWeightsSchema } from '../retrieval/settings.js';
 import { maskForPrincipal } from '../security/pii-masking.js';
 import { type TraceRow, findTrace } from '../store/trace-store.js';
@@ -134,11 +135,14 @@ export class ContextService {
       onChannelError: (channel, error) =>
         deps.logger.warn('context channel failed', { channel, error: String(error) }),
     };
+    const compile = async (r: CompileRequest) => {
+      const pack = await compileContext(r, compileDeps);
+      recordContextPack(pack.budget.used, pack.budget.dropped);
+      return pack;
+    };
     // AUTO: the router picks the handler, each handler compiles what its route needs.
-    if (input.strategy === 'AUTO') {
-      return new RouteService(this.scope).compileAuto(request, (r) => compileContext(r, compileDeps));
-    }
-    return compileContext(request, compileDeps);
+    if (input.strategy === 'AUTO') return new RouteService(this.scope).compileAuto(request, compile);
+    return compile(request);
   }
 
   async trace(namespace: string, traceId: string): Promise<ContextTraceView | null> {
