@@ -21,20 +21,23 @@ export async function createApp(
   options: ServerOptions & { db?: Database; embedder?: Embedder; logger?: Logger } = {},
 ): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  // With a tokens file every request needs a bearer token; a broken file stops start-up here.
-  const authenticate =
-    options.authenticate ??
-    (config.tokensFile ? await createTokenAuthenticator(config.tokensFile, { logger }) : undefined);
-  const embedder =
-    options.embedder ??
-    (await createEmbedder(config.embedder, {
-      dataDir: config.dataDir,
-      openaiApiKey: config.openaiApiKey,
-      openaiBaseUrl: config.openaiBaseUrl,
-      log: (msg) => logger.info(msg),
-    }));
+  // The database first: a data folder held by another process stops start-up before anything slow.
   const db = options.db ?? (await openDatabase(config));
+  let embedder: Embedder;
+  let authenticate: ServerOptions['authenticate'];
   try {
+    // With a tokens file every request needs a bearer token; a broken file stops start-up here.
+    authenticate =
+      options.authenticate ??
+      (config.tokensFile ? await createTokenAuthenticator(config.tokensFile, { logger }) : undefined);
+    embedder =
+      options.embedder ??
+      (await createEmbedder(config.embedder, {
+        dataDir: config.dataDir,
+        openaiApiKey: config.openaiApiKey,
+        openaiBaseUrl: config.openaiBaseUrl,
+        log: (msg) => logger.info(msg),
+      }));
     const applied = await migrate(db, { model: embedder.model, dimensions: embedder.dimensions });
     if (applied.length) logger.info('migrations applied', { applied });
   } catch (error) {
