@@ -21,15 +21,15 @@ export async function createApp(
   options: ServerOptions & { db?: Database; embedder?: Embedder; logger?: Logger } = {},
 ): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  // The database first: a data folder held by another process stops start-up before anything slow.
+  // With a tokens file every request needs a bearer token; a broken file stops start-up here.
+  const authenticate =
+    options.authenticate ??
+    (config.tokensFile ? await createTokenAuthenticator(config.tokensFile, { logger }) : undefined);
+  // The database before the embedder: a data folder held by another process stops start-up
+  // before anything slow (the offline embedder's vectors) is loaded.
   const db = options.db ?? (await openDatabase(config));
   let embedder: Embedder;
-  let authenticate: ServerOptions['authenticate'];
   try {
-    // With a tokens file every request needs a bearer token; a broken file stops start-up here.
-    authenticate =
-      options.authenticate ??
-      (config.tokensFile ? await createTokenAuthenticator(config.tokensFile, { logger }) : undefined);
     embedder =
       options.embedder ??
       (await createEmbedder(config.embedder, {
