@@ -56,14 +56,15 @@ describe('forged ids never crash', () => {
     });
   }
 
-  it.each([
-    ['entity key with NUL', `{ entity(namespace: "${NS}", key: "a\\u0000b") { key } }`],
-  ])('%s as an argument is BAD_USER_INPUT', async (_label, query) => {
-    const res = await gw.gql(query);
-    expect(res.status).toBeLessThan(500);
-    expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['BAD_USER_INPUT']);
-    expect(res.errors?.[0]?.message).toMatch(/NUL/);
-  });
+  it.each([['entity key with NUL', `{ entity(namespace: "${NS}", key: "a\\u0000b") { key } }`]])(
+    '%s as an argument is BAD_USER_INPUT',
+    async (_label, query) => {
+      const res = await gw.gql(query);
+      expect(res.status).toBeLessThan(500);
+      expect(res.errors?.map((e) => e.extensions?.code)).toEqual(['BAD_USER_INPUT']);
+      expect(res.errors?.[0]?.message).toMatch(/NUL/);
+    },
+  );
 
   it('a real id still resolves', async () => {
     await gw.gql(
