@@ -56,7 +56,7 @@ export interface NodeId {
 export function parseNodeId(id: string): NodeId {
   const shown = JSON.stringify(id.slice(0, 80));
   const parsed = parseGlobalId(id);
-  if (!parsed || parsed.parts.length !== 2 || typeof parsed.parts[0] !== 'string') {
+  if (parsed?.parts.length !== 2 || typeof parsed.parts[0] !== 'string') {
     throw badInput(`${shown} is not a global id issued by this API.`);
   }
   if (!(NODE_TYPENAMES as readonly string[]).includes(parsed.typename)) {

@@ -1,5 +1,5 @@
 import { assertCanRead } from '../auth/principal.js';
-import { badInput, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import { globalId, parseNodeId } from '../global-id.js';
 import { ENTITY_EVIDENCE_LIMIT, nsKey } from '../loaders.js';
 import type { ChunkRow } from '../store/chunk-store.js';
