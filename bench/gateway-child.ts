@@ -75,6 +75,7 @@ const server = createHttpServer({
   db: capture.db,
   logger: app.deps.logger,
   maxBodyBytes: config.maxBodyBytes,
+  requestTimeoutMs: config.requestTimeoutMs,
 });
 server.keepAliveTimeout = 60_000;
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

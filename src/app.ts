@@ -27,16 +27,19 @@ export async function createApp(
   const authenticate =
     options.authenticate ??
     (config.tokensFile ? await createTokenAuthenticator(config.tokensFile, { logger }) : undefined);
-  const embedder =
-    options.embedder ??
-    (await createEmbedder(config.embedder, {
-      dataDir: config.dataDir,
-      openaiApiKey: config.openaiApiKey,
-      openaiBaseUrl: config.openaiBaseUrl,
-      log: (msg) => logger.info(msg),
-    }));
+  // The database before the embedder: a data folder held by another process stops start-up
+  // before anything slow (the offline embedder's vectors) is loaded.
   const db = options.db ?? (await openDatabase(config));
+  let embedder: Embedder;
   try {
+    embedder =
+      options.embedder ??
+      (await createEmbedder(config.embedder, {
+        dataDir: config.dataDir,
+        openaiApiKey: config.openaiApiKey,
+        openaiBaseUrl: config.openaiBaseUrl,
+        log: (msg) => logger.info(msg),
+      }));
     const applied = await migrate(db, { model: embedder.model, dimensions: embedder.dimensions });
     if (applied.length) logger.info('migrations applied', { applied });
   } catch (error) {

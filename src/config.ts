@@ -30,6 +30,7 @@ const envSchema = z.object({
     .int()
     .min(1024)
     .default(8 * 1024 * 1024),
+  MEMGATE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000),
   MEMGATE_MAX_DEPTH: z.coerce.number().int().min(2).max(100).default(12),
   MEMGATE_MAX_ALIASES: z.coerce.number().int().min(0).max(1000).default(30),
   MEMGATE_MAX_COST: z.coerce.number().int().min(10).default(50_000),
@@ -59,6 +60,7 @@ export interface Config {
   traceRetentionDays: number;
   charsPerToken: number;
   maxBodyBytes: number;
+  requestTimeoutMs: number;
   maxDepth: number;
   maxAliases: number;
   maxCost: number;
@@ -101,6 +103,7 @@ export function parseConfig(env: EnvInput): Config {
     traceRetentionDays: e.MEMGATE_TRACE_RETENTION_DAYS,
     charsPerToken: e.MEMGATE_CHARS_PER_TOKEN,
     maxBodyBytes: e.MEMGATE_MAX_BODY_BYTES,
+    requestTimeoutMs: e.MEMGATE_REQUEST_TIMEOUT_MS,
     maxDepth: e.MEMGATE_MAX_DEPTH,
     maxAliases: e.MEMGATE_MAX_ALIASES,
     maxCost: e.MEMGATE_MAX_COST,
@@ -129,6 +132,7 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
   ['MEMGATE_TRACE_RETENTION_DAYS', '30', 'context traces older than this are pruned'],
   ['MEMGATE_CHARS_PER_TOKEN', '3', 'token estimate = ceil(characters / this)'],
   ['MEMGATE_MAX_BODY_BYTES', '8388608', 'largest accepted request body'],
+  ['MEMGATE_REQUEST_TIMEOUT_MS', '30000', 'time to receive a whole request (headers within 10 s)'],
   ['MEMGATE_MAX_DEPTH', '12', 'deepest field nesting of an operation (LIMIT_EXCEEDED beyond)'],
   ['MEMGATE_MAX_ALIASES', '30', 'aliased fields per operation, fragments expanded'],
   ['MEMGATE_MAX_COST', '50000', 'estimated objects per operation (lists × page sizes)'],

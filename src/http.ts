@@ -14,12 +14,23 @@ export interface HttpOptions {
   db: Database;
   logger: Logger;
   maxBodyBytes: number;
+  /** Time to receive a whole request; headers get at most 10 s of it. */
+  requestTimeoutMs: number;
 }
+
+const HEADERS_TIMEOUT_MS = 10_000;
 
 /** Routes /healthz, /readyz and /admin/backup itself, refuses oversized bodies, and hands the rest to yoga. */
 export function createHttpServer(options: HttpOptions): Server {
-  const { gateway, db, logger, maxBodyBytes, authenticate } = options;
-  return createServer((req: IncomingMessage, res: ServerResponse) => {
+  const { gateway, db, logger, maxBodyBytes, requestTimeoutMs, authenticate } = options;
+  // A client that declares a body and never sends it (or trickles headers) is answered 408 and
+  // cut off; Node checks the deadlines every `connectionsCheckingInterval`, hence the short one.
+  const server = createServer({
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs),
+    connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') {
@@ -85,6 +96,7 @@ export function createHttpServer(options: HttpOptions): Server {
       withRequestSpan(req, res, () => void gateway.handle(req, res));
     });
   });
+  return server;
 }
 
 async function readiness(db: Database): Promise<string[]> {

@@ -1,4 +1,5 @@
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { createApp } from './app.js';
 import { assertBindAllowed } from './auth/local-mode.js';
 import type { Config } from './config.js';
@@ -8,6 +9,8 @@ import { startOtlpTracing } from './observability/tracing.js';
 /** Starts the gateway and keeps it up until SIGTERM/SIGINT, then drains and closes the pool. */
 export async function serve(config: Config): Promise<void> {
   assertBindAllowed(config);
+  // Before the database and the embedder: a taken port is reported in a moment, not after start-up.
+  if (config.port !== 0) await listenOn(createServer(), config).then((probe) => closeServer(probe));
   // Before the gateway is built, so its plugins see the tracer provider.
   const tracing = config.otlpTracing ? await startOtlpTracing('memgate') : null;
   const app = await createApp(config);
@@ -18,8 +21,14 @@ export async function serve(config: Config): Promise<void> {
     db: app.deps.db,
     logger,
     maxBodyBytes: config.maxBodyBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
   });
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  try {
+    await listenOn(server, config);
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   logger.info('memgate listening', {
     url: `http://${config.host}:${port}/graphql`,
@@ -47,4 +56,30 @@ export async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** Listens, or rejects with one sentence (never an unhandled 'error' event with a stack). */
+function listenOn<S extends Server | ReturnType<typeof createServer>>(
+  server: S,
+  config: Pick<Config, 'host' | 'port'>,
+): Promise<S> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      const where = `${config.host}:${config.port}`;
+      if (error.code === 'EADDRINUSE') {
+        reject(new Error(`port ${where} is already in use (another memgate?); stop it or set MEMGATE_PORT`));
+      } else if (error.code === 'EACCES') {
+        reject(new Error(`no permission to listen on ${where}; choose MEMGATE_PORT above 1023`));
+      } else reject(new Error(`cannot listen on ${where}: ${error.message}`));
+    };
+    server.once('error', onError);
+    server.listen(config.port, config.host, () => {
+      server.off('error', onError);
+      resolve(server);
+    });
+  });
+}
+
+function closeServer(server: { close(cb: () => void): unknown }): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
 }

@@ -55,9 +55,36 @@ interface Entry {
   value: Record<string, unknown>;
 }
 
-export async function importJsonl(
+/**
+ * Where batches go: the services in this process, or a running gateway's API (`--url`), which
+ * is how to import while a server holds the embedded database.
+ */
+export interface ImportWriter {
+  recordObservations(namespace: string, values: Record<string, unknown>[]): Promise<WritePayload>;
+  retainDocuments(namespace: string, values: Record<string, unknown>[]): Promise<WritePayload>;
+}
+
+export function localImportWriter(deps: AppDeps, principal: Principal): ImportWriter {
+  // A fresh request scope per batch: loaders' caches never grow with the file.
+  return {
+    recordObservations: (namespace, values) =>
+      createContext(deps, principal).services.observations.recordObservations(namespace, values),
+    retainDocuments: (namespace, values) =>
+      createContext(deps, principal).services.documents.retainDocuments(namespace, values),
+  };
+}
+
+export function importJsonl(
   deps: AppDeps,
   principal: Principal,
+  input: NodeJS.ReadableStream,
+  options: ImportOptions,
+): Promise<ImportSummary> {
+  return importJsonlWith(localImportWriter(deps, principal), input, options);
+}
+
+export async function importJsonlWith(
+  writer: ImportWriter,
   input: NodeJS.ReadableStream,
   options: ImportOptions,
 ): Promise<ImportSummary> {
@@ -98,15 +125,13 @@ export async function importJsonl(
     if (batch.length === 0) return;
     const entries = batch;
     batch = [];
-    // A fresh request scope per batch: loaders' caches never grow with the file.
-    const { services } = createContext(deps, principal);
     const observations = entries.filter((e) => e.type === 'observation');
     const documents = entries.filter((e) => e.type === 'document');
     try {
       if (observations.length > 0) {
         apply(
           observations,
-          await services.observations.recordObservations(
+          await writer.recordObservations(
             options.namespace,
             observations.map((e) => e.value),
           ),
@@ -115,7 +140,7 @@ export async function importJsonl(
       for (const group of documentGroups(documents)) {
         apply(
           group,
-          await services.documents.retainDocuments(
+          await writer.retainDocuments(
             options.namespace,
             group.map((e) => e.value),
           ),

@@ -60,6 +60,7 @@ export async function startTestGateway(
     db,
     logger: app.deps.logger,
     maxBodyBytes: config.maxBodyBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
