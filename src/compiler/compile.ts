@@ -33,6 +33,7 @@ import { recentChannel } from '../retrieval/channels/recent.js';
 import { vectorChannel } from '../retrieval/channels/vector.js';
 import { type FusedCandidate, fuse } from '../retrieval/fusion.js';
 import { extractIdentifiers } from '../retrieval/identifiers.js';
+import { ChannelRunner, withTimeout } from '../retrieval/channel-runner.js';
 import { resolveSettings } from '../retrieval/settings.js';
 import type { RouteValue } from '../router/route-value.js';
 import type { FactRow } from '../store/fact-store.js';
@@ -193,15 +194,7 @@ export interface TraceDecision {
   duplicateOf: string | null;
 }
 
-export interface ChannelReport {
-  candidates: number;
-  weight: number;
-  ms: number;
-  status: 'ok' | 'failed' | 'timeout';
-  error?: string;
-  /** Hits withheld by a hard filter before scoring (e.g. EVIDENCE_LOST facts). */
-  blocked?: number;
-}
+export type { ChannelReport } from '../retrieval/channel-runner.js';
 
 const ZERO_SIGNALS: ScoreSignals = {
   rrf: 0,
@@ -212,58 +205,6 @@ const ZERO_SIGNALS: ScoreSignals = {
   evidence: 0,
   freshness: 0,
 };
-
-class ChannelTimeout extends Error {
-  constructor(readonly ms: number) {
-    super(`timed out after ${ms} ms`);
-  }
-}
-
-/** Runs channels, recording candidates found, weight, time and failure of each. */
-class ChannelRunner {
-  readonly reports = new Map<string, ChannelReport>();
-  constructor(
-    private readonly timeoutMs: number,
-    private readonly onError?: (channel: string, error: unknown) => void,
-  ) {}
-
-  async run<T>(name: string, weight: number, fn: () => Promise<T[]>): Promise<T[]> {
-    const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const result = await Promise.race([
-        fn(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new ChannelTimeout(this.timeoutMs)), this.timeoutMs);
-        }),
-      ]);
-      this.reports.set(name, {
-        candidates: result.length,
-        weight,
-        ms: round(performance.now() - started),
-        status: 'ok',
-      });
-      return result;
-    } catch (error) {
-      const timeout = error instanceof ChannelTimeout;
-      this.onError?.(name, error);
-      this.reports.set(name, {
-        candidates: 0,
-        weight,
-        ms: round(performance.now() - started),
-        status: timeout ? 'timeout' : 'failed',
-        error: timeout ? (error as Error).message : 'channel failed',
-      });
-      return [];
-    } finally {
-      if (timer) clearTimeout(timer);
-    }
-  }
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
-}
 
 export function newTraceId(): string {
   return `ctx-${randomBytes(12).toString('hex')}`;
@@ -282,7 +223,7 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
   const weights: Record<string, number> = { ...plan.weights, multi_hop: MULTI_HOP_WEIGHT };
   if (req.window)
     plan.channels = plan.channels.filter((c) => c === 'vector' || c === 'lexical' || c === 'exact');
-  const runner = new ChannelRunner(deps.channelTimeoutMs, deps.onChannelError);
+  const runner = new ChannelRunner({ timeoutMs: deps.channelTimeoutMs, onError: deps.onChannelError });
   const on = (c: CompilerChannel) => plan.channels.includes(c);
   const query = plan.usesQuery ? req.query : '';
   const hasQuery = query.trim().length > 0;
@@ -306,7 +247,6 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
         deps.channelTimeoutMs,
       ).catch((error: unknown) => {
         embeddingError = error;
-        if (!on('vector')) deps.onChannelError?.('embedding', error);
         return null;
       })
     : Promise.resolve(null);
@@ -381,15 +321,8 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
   if (on('lexical')) lists.set('lexical', listOf(lexicalRefs));
   if (on('exact')) lists.set('exact', listOf(exactRefs));
   const queryVector = await embedding;
-  if (needVector && !queryVector && !runner.reports.has('vector')) {
-    runner.reports.set('embedding', {
-      candidates: 0,
-      weight: 0,
-      ms: 0,
-      status: embeddingError instanceof ChannelTimeout ? 'timeout' : 'failed',
-      error:
-        embeddingError instanceof ChannelTimeout ? embeddingError.message : 'query embedding unavailable',
-    });
+  if (needVector && !queryVector && !runner.has('vector')) {
+    runner.recordFailure('embedding', 0, embeddingError, { message: 'query embedding unavailable' });
   }
   const hctx: HydrateContext = {
     asOf,
@@ -505,7 +438,7 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
     hydrateEntities(deps.db, byKind('entity'), hctx),
   ]);
   for (const h of phase2) absorb(h);
-  const factReport = runner.reports.get('facts');
+  const factReport = runner.report('facts');
   if (factReport) factReport.blocked = [...blocked.values()].filter((b) => b.kind === 'fact').length;
 
   // Hard filters happened above: blocked and unreadable candidates never reach fusion.
@@ -772,11 +705,7 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
   }
   if (lost > 0)
     warnings.push(`evidence_lost: ${lost} fact(s) hidden because their evidence was redacted or purged`);
-  for (const [name, r] of runner.reports) {
-    if (r.status === 'failed')
-      warnings.push(`channel_failed: ${name} (${r.error ?? 'failed'}); the pack is degraded`);
-    if (r.status === 'timeout') warnings.push(`channel_timeout: ${name} (${r.error}); the pack is degraded`);
-  }
+  warnings.push(...runner.warnings('the pack'));
   if (currentOutcome?.truncated) {
     warnings.push(
       currentOutcome.included
@@ -816,7 +745,7 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
         duplicateOf: null,
       }
     : null;
-  const channels = Object.fromEntries(runner.reports);
+  const channels = Object.fromEntries(runner.reports());
   const request = {
     namespaces: req.namespaces,
     query: req.query,
@@ -990,16 +919,4 @@ function traceVisibility(
     }
   }
   return [...out].sort();
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ChannelTimeout(ms)), ms);
-    }),
-  ]).finally(() => {
-    if (timer) clearTimeout(timer);
-  });
 }

@@ -112,6 +112,7 @@ export interface SearchResultModel {
   context: string;
   channelStats: ChannelStat[];
   rerank: RerankReport;
+  warnings: string[];
 }
 
 export interface AnswerModel {
@@ -238,6 +239,9 @@ export class SearchService {
           return rows.map((r) => (r instanceof Error ? null : r));
         },
         maskText: (text) => maskForPrincipal(principal, text, { type: 'llm.prompt', field: 'rerank' }),
+        channelTimeoutMs: deps.config.statementTimeoutMs,
+        onChannelError: (channel, error) =>
+          deps.logger.warn('search channel failed', { channel, error: String(error) }),
       },
       {
         namespaces,
@@ -332,6 +336,7 @@ export class SearchService {
       context: renderSearchContext(fragments, related),
       channelStats: outcome.channels,
       rerank: outcome.rerank,
+      warnings: outcome.warnings,
     };
   }
 
