@@ -1,11 +1,8 @@
 import { z } from 'zod';
 import { assertCanRead } from '../auth/principal.js';
-import {
-  type CompileDeps,
-  type CompileRequest,
-  type ContextPackValue,
-  compileContext,
-} from '../compiler/compile.js';
+import { compileContext, compilePack } from '../compiler/compile.js';
+import type { CompileDeps, CompileRequest, ContextPackValue } from '../compiler/pack-types.js';
+import { writeTrace } from '../compiler/trace.js';
 import { CONTEXT_STRATEGIES } from '../compiler/strategies.js';
 import { badInput, parseInput } from '../errors.js';
 import { channelWeightsSchema } from '../retrieval/settings.js';
@@ -136,7 +133,14 @@ export class ContextService {
     };
     // AUTO: the router picks the handler, each handler compiles what its route needs.
     if (input.strategy === 'AUTO') {
-      return new RouteService(this.scope).compileAuto(request, (r) => compileContext(r, compileDeps));
+      return new RouteService(this.scope).compileAuto(request, {
+        compile: (r) => compilePack(r, compileDeps),
+        serve: (trace, pack) =>
+          writeTrace(compileDeps.db, trace, pack, {
+            pruneOlderThanDays: compileDeps.pruneDue() ? compileDeps.traceRetentionDays : null,
+            onError: compileDeps.onChannelError,
+          }),
+      });
     }
     return compileContext(request, compileDeps);
   }
