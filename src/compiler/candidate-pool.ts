@@ -1,31 +1,13 @@
 /**
  * Stage 3, hydrate: candidates read back with the columns scoring and packing need (see
- * hydrate.ts), one statement per kind present. The pool remembers every candidate read and
+ * hydrate.ts), every kind in one statement. The pool remembers every candidate read and
  * every one a hard filter blocked, whichever stage asked for it.
  */
 import type { Queryable } from '../db/database.js';
-import type { BlockedCandidate, Candidate, CandidateKind, CandidateRef } from './candidates.js';
+import type { CandidatePairs } from '../store/candidate-store.js';
+import type { BlockedCandidate, Candidate, CandidateRef } from './candidates.js';
 import { candidateKey } from './candidates.js';
-import {
-  type HydrateContext,
-  type Hydrated,
-  hydrateChunks,
-  hydrateEntities,
-  hydrateFacts,
-  hydrateObservations,
-} from './hydrate.js';
-
-const HYDRATORS: Readonly<
-  Record<
-    CandidateKind,
-    (q: Queryable, refs: { namespace: string; id: string }[], ctx: HydrateContext) => Promise<Hydrated>
-  >
-> = {
-  chunk: hydrateChunks,
-  fact: hydrateFacts,
-  observation: hydrateObservations,
-  entity: hydrateEntities,
-};
+import { type HydrateContext, hydrateCandidates } from './hydrate.js';
 
 export class CandidatePool {
   readonly hydrated = new Map<string, Candidate>();
@@ -44,25 +26,19 @@ export class CandidatePool {
     return this.hydrated.has(key);
   }
 
-  /** Reads the refs not read yet: one statement per kind, concurrently. */
+  /** Reads the refs not read yet: every kind in one statement. */
   async hydrate(refs: readonly Pick<CandidateRef, 'kind' | 'namespace' | 'id'>[]): Promise<void> {
-    const byKind = new Map<CandidateKind, { namespace: string; id: string }[]>();
+    const pairs: CandidatePairs = { chunk: [], fact: [], observation: [], entity: [] };
     const seen = new Set<string>();
     for (const r of refs) {
       const key = candidateKey(r);
       if (this.hydrated.has(key) || seen.has(key)) continue;
       seen.add(key);
-      byKind.set(r.kind, [...(byKind.get(r.kind) ?? []), { namespace: r.namespace, id: r.id }]);
+      pairs[r.kind].push({ namespace: r.namespace, id: r.id });
     }
-    // A fixed kind order keeps the blocked list (and so the trace) deterministic.
-    const kinds = (Object.keys(HYDRATORS) as CandidateKind[]).filter((k) => byKind.has(k));
-    const results = await Promise.all(
-      kinds.map((kind) => HYDRATORS[kind](this.db, byKind.get(kind)!, this.context)),
-    );
-    for (const h of results) {
-      for (const c of h.candidates) this.hydrated.set(c.key, c);
-      for (const b of h.blocked) this.blocked.set(b.key, b);
-    }
+    const h = await hydrateCandidates(this.db, pairs, this.context);
+    for (const c of h.candidates) this.hydrated.set(c.key, c);
+    for (const b of h.blocked) this.blocked.set(b.key, b);
   }
 
   /** Scopes of a candidate or blocked candidate (a trace's visibility derives from them). */

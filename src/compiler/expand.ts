@@ -1,14 +1,13 @@
 /**
  * Stage 7, expand (multi-hop): when the pack has room left and nothing was dropped for the
  * budget, the entity names its items mention (rules, no model call) are looked up once more —
- * one lexical pass per name and the facts around entities so named — and what is new is
- * offered after the first pass. Multi-hop rows are never gated by the recall floor: bringing
+ * a lexical pass per name and the facts around entities so named, in one statement — and what
+ * is new is offered after the first pass. Multi-hop rows are never gated by the recall floor: bringing
  * back distant evidence is their point.
  */
 import type { Queryable } from '../db/database.js';
 import type { ChannelRunner } from '../retrieval/channel-runner.js';
-import { factsNamingEntities } from '../retrieval/channels/facts.js';
-import { lexicalChannel } from '../retrieval/channels/lexical.js';
+import { multiHopChannel } from '../retrieval/channels/multi-hop.js';
 import { fuse } from '../retrieval/fusion.js';
 import type { CandidatePool } from './candidate-pool.js';
 import { type CandidateRef, candidateKey } from './candidates.js';
@@ -47,42 +46,19 @@ export async function expandMultiHop(
   if (names.length === 0) return;
   const { settings } = plan;
   const found = await runner.run('multi_hop', MULTI_HOP_WEIGHT, async () => {
-    const perName = await Promise.all([
-      ...names.map(async (name) =>
-        (
-          await lexicalChannel(db, {
-            filter: plan.filter,
-            query: name,
-            limit: MULTI_HOP_MAX_PER_ENTITY,
-            k1: settings.lexical.k1,
-            b: settings.lexical.b,
-            maxTerms: settings.lexical.maxTerms,
-            prefilter: null,
-          })
-        ).map(
-          (h): CandidateRef => ({
-            kind: 'chunk',
-            namespace: h.namespace,
-            id: String(h.chunkId),
-            score: h.score,
-          }),
-        ),
-      ),
-      factsNamingEntities(
-        db,
-        {
-          namespaces: req.namespaces,
-          names,
-          perName: MULTI_HOP_MAX_PER_ENTITY,
-          asOf: plan.asOf,
-          scopes: plan.relevanceScopes,
-        },
-        plan.visibleScopes,
-      ).then((hits) =>
-        hits.map((h): CandidateRef => ({ kind: 'fact', namespace: h.namespace, id: h.factId })),
-      ),
-    ]);
-    return uniqueRefs(perName.flat()).filter(
+    const hits = await multiHopChannel(
+      db,
+      {
+        filter: plan.filter,
+        names,
+        perName: MULTI_HOP_MAX_PER_ENTITY,
+        lexical: { k1: settings.lexical.k1, b: settings.lexical.b, maxTerms: settings.lexical.maxTerms },
+        asOf: plan.asOf,
+        scopes: plan.relevanceScopes,
+      },
+      plan.visibleScopes,
+    );
+    return uniqueRefs(hits.map((h): CandidateRef => ({ ...h }))).filter(
       (r) => !builder.decisions.has(candidateKey(r)) && !builder.items.has(candidateKey(r)),
     );
   });

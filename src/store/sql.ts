@@ -9,7 +9,7 @@
  * `param(value)` used several times is bound once. Only the stores use it: SQL lives there.
  */
 import type { Queryable, QueryResult } from '../db/database.js';
-import { visibleTo } from './visibility.js';
+import { factVisibleTo, visibleTo } from './visibility.js';
 
 /** A value bound once however often it is interpolated. */
 export class Param {
@@ -104,6 +104,11 @@ export function inNamespaces(alias: string, namespaces: readonly string[]): SqlF
 /** The visibility predicate (see visibility.ts); `scopes` null = an unrestricted principal. */
 export function visible(alias: string, scopes: readonly string[] | null): SqlFragment {
   return withPlaceholder(scopes, (p) => visibleTo(alias, p));
+}
+
+/** A fact is visible only with both its endpoints (see visibility.ts, factVisibleTo). */
+export function factVisible(alias: string, scopes: readonly string[] | null): SqlFragment {
+  return withPlaceholder(scopes, (p) => factVisibleTo(alias, p));
 }
 
 /**
