@@ -10,7 +10,7 @@ import { graphChannel } from '../retrieval/channels/graph.js';
 import { recentChannel } from '../retrieval/channels/recent.js';
 import { fuse } from '../retrieval/fusion.js';
 import type { CandidatePool } from './candidate-pool.js';
-import type { Candidate, CandidateRef } from './candidates.js';
+import { type Candidate, type CandidateRef, candidateKey } from './candidates.js';
 import type { CompileRequest } from './pack-types.js';
 import { type CompilePlan, runs } from './plan.js';
 import { type RankLists, rankListOf } from './rank-lists.js';
@@ -49,6 +49,33 @@ export function topHitSeeds(
     seeds.push({ namespace: c.namespace, key: c.entityKeys[0]! });
   }
   return seeds;
+}
+
+/**
+ * The same seeds straight from the query channels' hits, before any is read: exact when no
+ * hit can fail a later check — no recall floor and no relevance scopes requested (visibility
+ * is already in every channel's SQL) — so the hits are read once, with everything else.
+ */
+export function topHitSeedsFromRefs(
+  lists: RankLists,
+  plan: CompilePlan,
+  refs: readonly CandidateRef[],
+  max: number,
+): EntitySeed[] {
+  const byKey = new Map(refs.map((r) => [candidateKey(r), r]));
+  const seeds: EntitySeed[] = [];
+  for (const f of fuse(lists, plan.weights, plan.settings.rrfK)) {
+    if (seeds.length >= max) break;
+    const ref = byKey.get(f.id);
+    if (!ref?.nodeKey) continue;
+    seeds.push({ namespace: ref.namespace, key: ref.nodeKey });
+  }
+  return seeds;
+}
+
+/** Whether seeds may come from the hits before they are read (see topHitSeedsFromRefs). */
+export function seedsWithoutReading(req: Pick<CompileRequest, 'maxDistance' | 'scopes'>): boolean {
+  return req.maxDistance === null && req.scopes.length === 0;
 }
 
 export async function runAnchoredChannels(

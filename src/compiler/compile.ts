@@ -13,7 +13,13 @@
  */
 import { maskPii } from '../domain/pii.js';
 import { ChannelRunner } from '../retrieval/channel-runner.js';
-import { requestedEntityKeys, runAnchoredChannels, topHitSeeds } from './anchored-channels.js';
+import {
+  requestedEntityKeys,
+  runAnchoredChannels,
+  seedsWithoutReading,
+  topHitSeeds,
+  topHitSeedsFromRefs,
+} from './anchored-channels.js';
 import { assemblePack } from './assemble.js';
 import { CandidatePool } from './candidate-pool.js';
 import { PackBuilder } from './pack-builder.js';
@@ -64,17 +70,22 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
     visibleScopes,
     scopes: plan.relevanceScopes,
   });
-  await pool.hydrate(queried.refs);
-
+  // The hits seed the anchored channels; they are read first only when a floor or relevance
+  // scopes may reject some (else they are read once, with the rest of the union).
+  const seedsFromHits = seedsWithoutReading(req);
+  if (!seedsFromHits) await pool.hydrate(queried.refs);
+  const seeds = plan.settings.graph.seeds;
   const requested = requestedEntityKeys(req);
   const anchored = await runAnchoredChannels(req, plan, deps.db, runner, {
     anchors: req.namespaces.flatMap((namespace) => requested.map((key) => ({ namespace, key }))),
-    topHits: topHitSeeds(queried.lists, plan, pool, req.maxDistance, plan.settings.graph.seeds),
+    topHits: seedsFromHits
+      ? topHitSeedsFromRefs(queried.lists, plan, queried.refs, seeds)
+      : topHitSeeds(queried.lists, plan, pool, req.maxDistance, seeds),
   });
   const lists = new Map([...queried.lists, ...anchored]);
 
   const selection = selectUnion(lists, plan);
-  await pool.hydrate(refsOf(selection.considered));
+  await pool.hydrate([...(seedsFromHits ? queried.refs : []), ...refsOf(selection.considered)]);
   const factReport = runner.report('facts');
   if (factReport) factReport.blocked = [...pool.blocked.values()].filter((b) => b.kind === 'fact').length;
   const signals = signalContext(plan, req.scopes);
@@ -86,7 +97,7 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
   builder.packCurrent(ephemeral);
   const floor = pool.context.queryVector !== null ? req.maxDistance : null;
   builder.offer(builder.applyFloor(scored, floor), false);
-  await expandMultiHop(req, plan, deps.db, runner, pool, builder, signals);
+  await expandMultiHop(plan, deps.db, runner, pool, builder, signals);
 
   const traceId = newTraceId();
   const assembled = assemblePack(req, {

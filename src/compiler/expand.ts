@@ -13,7 +13,6 @@ import type { CandidatePool } from './candidate-pool.js';
 import { type CandidateRef, candidateKey } from './candidates.js';
 import { detectEntityNames } from './multi-hop.js';
 import type { PackBuilder } from './pack-builder.js';
-import type { CompileRequest } from './pack-types.js';
 import { type CompilePlan, MULTI_HOP_WEIGHT } from './plan.js';
 import { uniqueRefs } from './rank-lists.js';
 import { type SignalContext, compareScored, scoreCandidate } from './signals.js';
@@ -34,7 +33,6 @@ export function expansionNames(builder: PackBuilder, query: string): string[] {
 }
 
 export async function expandMultiHop(
-  req: CompileRequest,
   plan: CompilePlan,
   db: Queryable,
   runner: ChannelRunner,

@@ -8,6 +8,7 @@ import type { Queryable } from '../db/database.js';
 import type { ChannelRunner } from '../retrieval/channel-runner.js';
 import { withTimeout } from '../retrieval/channel-runner.js';
 import { exactChannel } from '../retrieval/channels/exact.js';
+import type { ChunkCandidate } from '../retrieval/channels/filters.js';
 import { lexicalChannel } from '../retrieval/channels/lexical.js';
 import { vectorChannel } from '../retrieval/channels/vector.js';
 import { extractIdentifiers } from '../retrieval/identifiers.js';
@@ -40,11 +41,13 @@ export async function runQueryChannels(
         return null;
       })
     : Promise.resolve(null);
-  const chunkRef = (h: { namespace: string; chunkId: number; score: number | null }): CandidateRef => ({
+  const chunkRef = (h: ChunkCandidate): CandidateRef => ({
     kind: 'chunk',
     namespace: h.namespace,
     id: String(h.chunkId),
     score: h.score,
+    // The entity a hit is about (none for an observation's own text): seeds without a read.
+    nodeKey: h.observationText ? null : h.nodeKey,
   });
   const { settings, filter, perChannel } = plan;
   const [vectorRefs, lexicalRefs, exactRefs] = await Promise.all([

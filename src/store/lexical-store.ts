@@ -54,6 +54,7 @@ export interface LexicalRow {
   chunkId: unknown;
   nodeKey: string;
   score: unknown;
+  observationText: boolean;
   /** 1-based rank in the ranking. */
   pos: unknown;
 }
@@ -90,6 +91,7 @@ export function lexicalRanking(input: LexicalRankingInput): SqlFragment {
        LIMIT ${input.prefilter}
      )
      SELECT s.namespace, s.chunk_id AS "chunkId", c.node_key AS "nodeKey", s.score,
+            (c.observation_id = c.node_key) IS TRUE AS "observationText",
             row_number() OVER (ORDER BY s.score DESC, s.namespace, s.chunk_id) AS pos
      FROM scored s
      JOIN chunks c ON c.namespace = s.namespace AND c.chunk_id = s.chunk_id

@@ -35,6 +35,7 @@ export async function exactChannel(q: Queryable, input: ExactChannelInput): Prom
     nodeKey: string;
     score: unknown;
     exactMatches: unknown;
+    observationText: boolean;
   }>(
     `/* exactChannel */
      WITH tokens AS (
@@ -42,9 +43,9 @@ export async function exactChannel(q: Queryable, input: ExactChannelInput): Prom
               '%' || replace(replace(replace(lower(t), '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%' AS pattern
        FROM unnest($1::text[]) AS t
      ), matches AS (
-       SELECT m.namespace, m.chunk_id, m.node_key, m.contained, m.similarity
+       SELECT m.namespace, m.chunk_id, m.node_key, m.own, m.contained, m.similarity
        FROM tokens tk CROSS JOIN LATERAL (
-         SELECT c.namespace, c.chunk_id, c.node_key,
+         SELECT c.namespace, c.chunk_id, c.node_key, (c.observation_id = c.node_key) IS TRUE AS own,
                 strpos(lower(c.text), tk.token) > 0 AS contained,
                 word_similarity(tk.token, c.text) AS similarity
          FROM chunks c
@@ -56,7 +57,7 @@ export async function exactChannel(q: Queryable, input: ExactChannelInput): Prom
      )
      SELECT namespace, chunk_id AS "chunkId", node_key AS "nodeKey",
             count(*) FILTER (WHERE contained) + max(similarity) AS score,
-            count(*) FILTER (WHERE contained) AS "exactMatches"
+            count(*) FILTER (WHERE contained) AS "exactMatches", bool_or(own) AS "observationText"
      FROM matches
      GROUP BY namespace, chunk_id, node_key
      ORDER BY score DESC, namespace, chunk_id
@@ -69,5 +70,6 @@ export async function exactChannel(q: Queryable, input: ExactChannelInput): Prom
     nodeKey: r.nodeKey,
     score: Number(r.score),
     exactMatches: Number(r.exactMatches),
+    observationText: r.observationText === true,
   }));
 }

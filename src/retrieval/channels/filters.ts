@@ -58,6 +58,11 @@ export interface ChunkCandidate {
   /** The entity owning the chunk: lets the graph walk start before the rows are loaded. */
   nodeKey: string;
   score: number | null;
+  /**
+   * The chunk is an observation's own text (its node is the observation, no entity): set by
+   * the query channels, so that the compiler can seed the graph without reading the chunk.
+   */
+  observationText?: boolean;
 }
 
 /** The id fusion works on: chunk ids are unique per namespace only. */
@@ -72,12 +77,13 @@ export function parseCandidateId(id: string): { namespace: string; chunkId: numb
 
 /** Rows from either backend: bigint and numeric may come back as strings. */
 export function toCandidates(
-  rows: { namespace: string; chunkId: unknown; nodeKey: string; score: unknown }[],
+  rows: { namespace: string; chunkId: unknown; nodeKey: string; score: unknown; observationText?: unknown }[],
 ): ChunkCandidate[] {
   return rows.map((r) => ({
     namespace: r.namespace,
     chunkId: Number(r.chunkId),
     nodeKey: r.nodeKey,
     score: r.score == null ? null : Number(r.score),
+    ...(r.observationText === undefined ? {} : { observationText: r.observationText === true }),
   }));
 }

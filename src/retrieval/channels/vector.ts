@@ -29,10 +29,17 @@ export interface VectorChannelInput {
  */
 export async function vectorChannel(q: Queryable, input: VectorChannelInput): Promise<ChunkCandidate[]> {
   if (input.limit <= 0) return [];
-  const { rows } = await q.query<{ namespace: string; chunkId: unknown; nodeKey: string; score: unknown }>(
+  const { rows } = await q.query<{
+    namespace: string;
+    chunkId: unknown;
+    nodeKey: string;
+    score: unknown;
+    observationText: boolean;
+  }>(
     `/* vectorChannel */
-     SELECT namespace, "chunkId", "nodeKey", 1 - distance AS score FROM (
-       SELECT c.namespace, c.chunk_id AS "chunkId", c.node_key AS "nodeKey", c.embedding <=> $1::vector AS distance
+     SELECT namespace, "chunkId", "nodeKey", 1 - distance AS score, "observationText" FROM (
+       SELECT c.namespace, c.chunk_id AS "chunkId", c.node_key AS "nodeKey", c.embedding <=> $1::vector AS distance,
+              (c.observation_id = c.node_key) IS TRUE AS "observationText"
        FROM chunks c
        WHERE c.embedding IS NOT NULL AND ${chunkFilterSql('c', 4)}
        ORDER BY c.embedding <=> $1::vector
