@@ -5,14 +5,13 @@
 import { CHANNEL_LIMIT } from '../retrieval/channels/facts.js';
 import { type ChunkFilter, NO_FILTERS } from '../retrieval/channels/filters.js';
 import { type RetrievalSettings, resolveSettings } from '../retrieval/settings.js';
+import { MULTI_HOP_WEIGHT, QUERY_CHANNELS } from '../retrieval/vocabulary.js';
 import type { CompileRequest } from './pack-types.js';
 import { type CompilerChannel, planFor } from './strategies.js';
 
-/** Weight of the multi-hop list in RRF (it is a second, weaker pass). */
-export const MULTI_HOP_WEIGHT = 0.5;
+export { MULTI_HOP_WEIGHT };
 
-/** The channels that read the query text (the only ones a time window keeps). */
-const QUERY_CHANNELS: readonly CompilerChannel[] = ['vector', 'lexical', 'exact'];
+const QUERY = new Set<CompilerChannel>(QUERY_CHANNELS);
 
 export interface CompilePlan {
   asOf: Date;
@@ -40,9 +39,7 @@ export function planCompilation(
   for (const [channel, w] of Object.entries(req.weights ?? {})) {
     if (typeof w === 'number') strategy.weights[channel as CompilerChannel] = w;
   }
-  const channels = req.window
-    ? strategy.channels.filter((c) => QUERY_CHANNELS.includes(c))
-    : strategy.channels;
+  const channels = req.window ? strategy.channels.filter((c) => QUERY.has(c)) : strategy.channels;
   const query = strategy.usesQuery ? req.query : '';
   return {
     asOf: req.asOf ?? context.now,

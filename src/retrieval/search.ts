@@ -19,6 +19,7 @@ import { type ChannelHit, type RankedCandidate, fuse, scoreBonuses } from './fus
 import { extractIdentifiers } from './identifiers.js';
 import { applyRerank, rerank } from './rerank.js';
 import { fusionWeights, type RetrievalSettings } from './settings.js';
+import { MODE_CHANNELS, type SearchMode } from './vocabulary.js';
 
 /**
  * One search, start to end: channels (concurrently) → weighted RRF + bonuses → graph
@@ -27,7 +28,7 @@ import { fusionWeights, type RetrievalSettings } from './settings.js';
  * and supplies the per-request database, loaders and providers.
  */
 
-export type SearchMode = 'HYBRID' | 'VECTOR' | 'LEXICAL';
+export type { SearchMode };
 
 export type SearchFilters = Omit<ChunkFilter, 'namespaces' | 'visibleScopes'>;
 
@@ -105,12 +106,7 @@ export function candidatePool(k: number, namespaceCount: number): number {
   return Math.max(20, k * Math.max(2, namespaceCount));
 }
 
-/** Which channels a mode runs (and the settings' `enabled` flags narrow further). */
-export const MODE_CHANNELS: Readonly<Record<SearchMode, readonly ('vector' | 'lexical' | 'exact')[]>> = {
-  HYBRID: ['vector', 'lexical', 'exact'],
-  VECTOR: ['vector'],
-  LEXICAL: ['lexical', 'exact'],
-};
+export { MODE_CHANNELS };
 
 export async function search(ctx: RetrievalContext, request: SearchRequest): Promise<SearchOutcome> {
   const s = request.settings;

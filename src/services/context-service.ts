@@ -3,7 +3,7 @@ import { assertCanRead } from '../auth/principal.js';
 import { compileContext, compilePack } from '../compiler/compile.js';
 import type { CompileDeps, CompileRequest, ContextPackValue } from '../compiler/pack-types.js';
 import { writeTrace } from '../compiler/trace.js';
-import { CONTEXT_STRATEGIES } from '../compiler/strategies.js';
+import { CONTEXT_DEFAULTS, CONTEXT_STRATEGIES } from '../retrieval/vocabulary.js';
 import { badInput, parseInput } from '../errors.js';
 import { channelWeightsSchema } from '../retrieval/settings.js';
 import { maskForPrincipal } from '../security/pii-masking.js';
@@ -19,8 +19,8 @@ export const CONTEXT_LIMITS = {
   /** k: target size of each channel; phase 1 never returns more than 64 per channel. */
   minK: 1,
   maxK: 64,
-  defaultK: 8,
-  defaultBudget: 8000,
+  defaultK: CONTEXT_DEFAULTS.k,
+  defaultBudget: CONTEXT_DEFAULTS.budgetTokens,
   maxBudget: 1_000_000,
   /** Characters of `query` (any text is accepted up to this). */
   maxQueryChars: 32_768,
@@ -105,7 +105,7 @@ export class ContextService {
       subject: input.subject ?? null,
       ephemeralContext: input.ephemeralContext ?? null,
       budgetTokens: input.budgetTokens ?? CONTEXT_LIMITS.defaultBudget,
-      strategy: input.strategy === 'AUTO' ? 'HYBRID' : (input.strategy ?? 'HYBRID'),
+      strategy: input.strategy === 'AUTO' ? 'HYBRID' : (input.strategy ?? CONTEXT_DEFAULTS.strategy),
       asOf: input.asOf ?? null,
       k: input.k ?? CONTEXT_LIMITS.defaultK,
       maxDistance: input.maxDistance ?? null,
