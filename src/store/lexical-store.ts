@@ -16,10 +16,14 @@ import { type SqlFragment, inNamespaces, raw, run, sql, visible } from './sql.js
 /** The chunk-level filters of every retrieval channel (absent filters bind NULL). */
 export interface ChunkFilterValues {
   namespaces: string[];
+  /** The principal's visibility scopes; null = unrestricted. */
   visibleScopes: string[] | null;
+  /** Containment: a chunk matches when its meta contains every given pair. */
   meta: Record<string, unknown> | null;
   kinds: string[] | null;
+  /** A chunk matches when it carries at least one of these scopes. */
   scopes: string[] | null;
+  /** Half-open window [since, until) on occurred_at, or created_at when it has none. */
   since: Date | null;
   until: Date | null;
 }
