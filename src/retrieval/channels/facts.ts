@@ -15,7 +15,7 @@
  * the compiler together.
  */
 import type { Queryable } from '../../db/database.js';
-import { factVisibleTo, visibleTo } from '../../store/visibility.js';
+import { factVisibleTo } from '../../store/visibility.js';
 
 /** Phase-1 bound of every channel. */
 export const CHANNEL_LIMIT = 64;
