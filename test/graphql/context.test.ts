@@ -137,6 +137,18 @@ describe('context: the ContextPack over HTTP', () => {
     await gw?.close();
   });
 
+  it('a HYBRID context costs at most 10 SQL statements: six channels, multi-hop, one read-back, the trace', async () => {
+    const res = await gw.gql<{ context: Pack }>(CONTEXT_QUERY, {
+      input: { namespaces: [NS], query: 'deploy fails with E4021 on step 3', strategy: 'HYBRID' },
+    });
+    expect(res.errors).toBeUndefined();
+    const trace = (await readTrace(gw, NS, res.data!.context.traceId))!;
+    // Every channel ran, multi-hop included: the count below is the worst case of the path.
+    for (const channel of ['vector', 'lexical', 'exact', 'facts', 'graph', 'recent', 'multi_hop'])
+      expect(trace.channels[channel], channel).toMatchObject({ status: 'ok' });
+    expect(res.extensions!.sql!.statements).toBeLessThanOrEqual(10);
+  });
+
   describe('strategies', () => {
     it('HYBRID uses every channel and fills every kind of section, each item explained', async () => {
       const pack = await compile(gw, {

@@ -154,7 +154,7 @@ describe('/metrics', () => {
           status: 'ok',
         }),
       ).toBe(1);
-      for (const stage of ['plan', 'query_channels', 'hydrate', 'score', 'pack', 'render', 'trace'])
+      for (const stage of ['plan', 'query_channels', 'hydrate', 'score', 'pack', 'assemble', 'trace'])
         expect(sampleValue(text, 'memgate_context_stage_duration_seconds_count', { stage })).toBe(1);
       expect(sampleValue(text, 'memgate_context_tokens_used_count', {})).toBe(1);
       expect(sampleValue(text, 'memgate_context_tokens_used_sum', {})).toBeGreaterThan(0);

@@ -80,20 +80,19 @@ describe('OpenTelemetry spans for a context request', () => {
     for (const stage of [
       'plan',
       'query_channels',
-      'hydrate_hits',
-      'structure_channels',
+      'anchored_channels',
       'hydrate',
       'score',
       'pack',
       'expand',
-      'render',
+      'assemble',
       'trace',
     ]) {
       expect(parentOf(one(`stage ${stage}`))?.name).toBe('Query.context');
     }
     expect(parentOf(one('channel lexical'))?.name).toBe('stage query_channels');
     expect(parentOf(one('channel vector'))?.name).toBe('stage query_channels');
-    expect(parentOf(one('channel facts'))?.name).toBe('stage structure_channels');
+    expect(parentOf(one('channel facts'))?.name).toBe('stage anchored_channels');
     expect(one('channel lexical').attributes['memgate.candidates']).toBeGreaterThan(0);
   });
 

@@ -38,6 +38,7 @@ export interface TestGateway {
 export async function startTestGateway(
   env: EnvInput = {},
   options: ServerOptions & { db?: Database } = {},
+  harness: { wrapDatabase?: (db: Database) => Database } = {},
 ): Promise<TestGateway> {
   const config = parseConfig({
     MEMGATE_TRACE_SQL: '1',
@@ -48,16 +49,17 @@ export async function startTestGateway(
   });
   // A given database (a restored copy, say) is used as it is; the gateway closes it.
   const db = options.db ?? (await openTestDatabase());
+  const served = harness.wrapDatabase ? harness.wrapDatabase(db) : db;
   const app = await createApp(config, {
     ...options,
-    db,
+    db: served,
     embedder: createHashingEmbedder(TEST_EMBEDDING.dimensions),
     logger: createLogger('silent'),
   });
   const server: Server = createHttpServer({
     gateway: app.gateway,
     authenticate: app.authenticate,
-    db,
+    db: served,
     logger: app.deps.logger,
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
