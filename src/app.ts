@@ -6,6 +6,7 @@ import { type Logger, createLogger } from './logger.js';
 import { createEmbedder } from './providers/create-embedder.js';
 import type { Embedder } from './providers/embedder.js';
 import { type ServerOptions, createGateway } from './server.js';
+import { readPgliteTemplate } from './install/pglite-template.js';
 import { migrate } from './store/migrate.js';
 import type { AppDeps } from './services/request-scope.js';
 
@@ -33,9 +34,15 @@ export async function createApp(
       openaiBaseUrl: config.openaiBaseUrl,
       log: (msg) => logger.info(msg),
     }));
-  const db = options.db ?? (await openDatabase(config));
+  const embedding = { model: embedder.model, dimensions: embedder.dimensions };
+  const progress = (msg: string) => logger.info(msg);
+  const db =
+    options.db ??
+    (await openDatabase(config, { template: () => readPgliteTemplate(embedding), log: progress }));
   try {
-    const applied = await migrate(db, { model: embedder.model, dimensions: embedder.dimensions });
+    const applied = await migrate(db, embedding, {
+      onApplied: (name, ms) => progress(`migration ${name} applied in ${Math.round(ms)} ms`),
+    });
     if (applied.length) logger.info('migrations applied', { applied });
   } catch (error) {
     await db.close();
