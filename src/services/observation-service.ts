@@ -19,7 +19,14 @@ import {
   insertObservations,
   setObservationStatus,
 } from '../store/observation-store.js';
-import { type WritePayload, type WriteResult, rejected, rejectionFor, toPayload } from './batch.js';
+import {
+  type AssertionResult,
+  type WritePayload,
+  type WriteResult,
+  rejected,
+  rejectionFor,
+  toPayload,
+} from './batch.js';
 import { MAX_BATCH } from './entity-service.js';
 import { describe } from './fact-service.js';
 import {
@@ -201,6 +208,7 @@ export class ObservationService {
       // The node itself is not a mention: chunks lead back through their observation_id.
       const mentions: MentionWrite[] = [];
       let message = d.warning;
+      let assertionResults: AssertionResult[] | null = null;
       if (d.assertions !== null) {
         const outcome = await projectAssertions(
           tx,
@@ -220,6 +228,7 @@ export class ObservationService {
           d.assertions,
         );
         mentions.push(...outcome.mentions.filter((m) => m.entityKey !== d.id));
+        assertionResults = outcome.results;
         let status: ObservationStatus = 'PROCESSED';
         let reason: string | null = null;
         if (outcome.rejected.length > 0) {
@@ -236,7 +245,12 @@ export class ObservationService {
       }
       await insertMentions(tx, ns, mentions);
       await tx.query('RELEASE SAVEPOINT item');
-      return this.created(ns, d, message);
+      const partial = assertionResults?.some((a) => a.status === 'REJECTED') ?? false;
+      return {
+        ...this.created(ns, d, message),
+        ...(partial ? { status: 'PARTIAL' } : {}),
+        assertions: assertionResults,
+      };
     } catch (error) {
       await tx.query('ROLLBACK TO SAVEPOINT item');
       return this.keepAsFailed(tx, ns, d, error);
@@ -260,7 +274,8 @@ export class ObservationService {
       ]);
       await tx.query('RELEASE SAVEPOINT item');
       if (!inserted.has(d.id)) return this.notInserted(tx, ns, d);
-      return this.created(ns, d, `FAILED: ${reason}`);
+      // Stored as evidence, nothing of it applied: a partial success, not a clean CREATED.
+      return { ...this.created(ns, d, `FAILED: ${reason}`), status: 'PARTIAL' };
     } catch (second) {
       await tx.query('ROLLBACK TO SAVEPOINT item');
       return rejectionFor(d.index, error instanceof MemgateError ? error : second, (e) =>
