@@ -138,6 +138,30 @@ describe('entities: the first vertical slice over HTTP', () => {
     }
   });
 
+  it('lists observation nodes only when their kind is asked for', async () => {
+    const ns = 'obs-listing';
+    await gw.gql(UPSERT, { ns, entities: [{ key: 'bob', kind: 'person', title: 'Bob' }] });
+    const recorded = await gw.gql<{ recordObservations: { results: { key: string }[] } }>(
+      `mutation { recordObservations(namespace: "${ns}", observations: [
+        { source: { system: "chat", externalId: "m1" }, kind: "message", occurredAt: "2024-05-01T10:00:00Z",
+          actor: { type: "person", id: "bob" }, content: "Bob: the release moves to June." }
+      ]) { results { key status } } }`,
+    );
+    const obsKey = recorded.data!.recordObservations.results[0]!.key;
+    const list = (args: string) =>
+      gw.gql<{ entities: { totalCount: number; edges: { node: { key: string; kind: string } }[] } }>(
+        `{ entities(namespace: "${ns}"${args}) { totalCount edges { node { key kind } } } }`,
+      );
+    const plain = await list('');
+    expect(plain.data!.entities.edges.map((e) => e.node.key)).toEqual(['bob']);
+    expect(plain.data!.entities.totalCount).toBe(1);
+    const asked = await list(', kinds: ["observation"]');
+    expect(asked.data!.entities.edges.map((e) => e.node.key)).toEqual([obsKey]);
+    expect(asked.data!.entities.totalCount).toBe(1);
+    const both = await list(', kinds: ["person", "observation"]');
+    expect(both.data!.entities.totalCount).toBe(2);
+  });
+
   it('reports SQL statements per request in extensions.sql', async () => {
     const res = await gw.gql(ENTITY, { ns: 'acme', key: 'alice' });
     expect(res.extensions?.sql?.statements).toBe(1);
