@@ -154,7 +154,7 @@ describe('recordObservations over HTTP', () => {
     expect(chunk.data!.node).toMatchObject({
       text: 'Melanie: I painted a sunrise over the lake.',
       kind: 'chat.message',
-      title: 'Caroline',
+      title: 'chat.message · Caroline · 2024-05-04 08:00 UTC',
       occurredAt: '2024-05-04T08:00:00.000Z',
       meta: { observationId: r!.key, sessionId: 'conv-1' },
       node: { key: r!.key, kind: 'observation' },
