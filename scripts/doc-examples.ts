@@ -6,6 +6,10 @@
  * A block that demonstrates an error says so on the line before its fence:
  *   <!-- expect-error: BAD_USER_INPUT -->
  * and then must fail with exactly that `extensions.code`.
+ *
+ * Ids the server makes up (trace ids, fact ids, Relay ids, cursors) cannot be written in a
+ * doc. A GraphQL example refers to one as "<fieldName>" — the value of that field in the
+ * latest earlier response that has it (see {@link DocSession}), which is what a reader pastes.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -73,6 +77,40 @@ interface GraphQLBody {
 }
 
 const run = promisify(execFile);
+const PLACEHOLDER = /"<([A-Za-z][A-Za-z0-9]*)>"/g;
+
+/** Runs examples in order, remembering the string fields of each response for placeholders. */
+export class DocSession {
+  private readonly remembered = new Map<string, string>();
+
+  constructor(private readonly graphqlUrl: string) {}
+
+  async run(example: DocExample): Promise<GraphQLBody> {
+    const where = `${example.file}:${example.line}`;
+    const text = example.text.replace(PLACEHOLDER, (_m, name: string) => {
+      const value = this.remembered.get(name);
+      if (value === undefined) throw new Error(`${where}: no earlier response has a field "${name}"`);
+      return JSON.stringify(value);
+    });
+    const body = await runExample({ ...example, text }, this.graphqlUrl);
+    // The first occurrence in this response wins over older ones.
+    const seen = new Set<string>();
+    const walk = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(walk);
+      else if (value && typeof value === 'object') {
+        for (const [key, inner] of Object.entries(value)) {
+          if (typeof inner === 'string' && !seen.has(key)) {
+            seen.add(key);
+            this.remembered.set(key, inner);
+          }
+          walk(inner);
+        }
+      }
+    };
+    walk(body.data);
+    return body;
+  }
+}
 
 /**
  * Runs one example against the gateway at `graphqlUrl` and returns the parsed response; throws

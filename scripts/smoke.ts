@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { allExamples, runExample } from './doc-examples.js';
+import { DocSession, allExamples, runExample } from './doc-examples.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -59,7 +59,8 @@ async function main(): Promise<void> {
     await waitReady(base, child);
     const ready = performance.now() - started;
     const tour = allExamples(root, ['README.md']);
-    for (const example of tour) await runExample(example, `${base}/graphql`);
+    const session = new DocSession(`${base}/graphql`);
+    for (const example of tour) await session.run(example);
     const context = await runExample(
       { kind: 'graphql', file: 'scripts/smoke.ts', line: 0, text: CONTEXT_QUERY },
       `${base}/graphql`,

@@ -404,7 +404,8 @@ function draftOf(
   };
   const sourcePath = sourcePathOf(input.provenance);
   const actor = input.actor
-    ? (actorNames.get(input.actor.id) ??
+    ? (assertedTitle(input, input.actor) ??
+      actorNames.get(input.actor.id) ??
       actorNames.get(`${input.actor.type}:${input.actor.id}`) ??
       input.actor.id)
     : null;
@@ -524,4 +525,25 @@ function truncate(text: string, max: number): string {
 export function observationTitle(kind: string, actor: string | null, occurredAt: Date): string {
   const when = `${occurredAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   return [kind, actor, when].filter(Boolean).join(' · ');
+}
+
+/**
+ * The title this observation's own entity assertions give its actor, when that entity has no
+ * scopes of its own (then it is no more restricted than the observation's chunks).
+ */
+function assertedTitle(input: ObservationInput, actor: { type: string; id: string }): string | null {
+  for (const assertion of input.assertions ?? []) {
+    const entity = (assertion as { entity?: { key?: unknown; title?: unknown; scopes?: unknown } } | null)
+      ?.entity;
+    const scoped = Array.isArray(entity?.scopes) && entity.scopes.length > 0;
+    if (
+      !scoped &&
+      typeof entity?.title === 'string' &&
+      entity.title.trim() !== '' &&
+      (entity.key === actor.id || entity.key === `${actor.type}:${actor.id}`)
+    ) {
+      return entity.title.trim();
+    }
+  }
+  return null;
 }

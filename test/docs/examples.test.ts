@@ -5,7 +5,7 @@
  * longer writes, breaks this test instead of a reader.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allExamples, docFiles, runExample } from '../../scripts/doc-examples.js';
+import { DocSession, allExamples, docFiles } from '../../scripts/doc-examples.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 const root = process.cwd();
@@ -13,8 +13,10 @@ const examples = allExamples(root);
 
 describe('documentation examples', () => {
   let gateway: TestGateway;
+  let session: DocSession;
   beforeAll(async () => {
     gateway = await startTestGateway({ MEMGATE_TRACE_SQL: '0' });
+    session = new DocSession(gateway.url);
   });
   afterAll(async () => gateway?.close());
 
@@ -31,7 +33,7 @@ describe('documentation examples', () => {
 
   for (const example of examples) {
     it(`${example.file}:${example.line} (${example.kind}${example.expectError ? `, fails with ${example.expectError}` : ''})`, async () => {
-      await runExample(example, gateway.url);
+      await session.run(example);
     });
   }
 });
