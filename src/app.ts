@@ -6,6 +6,7 @@ import { type Logger, createLogger } from './logger.js';
 import { createEmbedder } from './providers/create-embedder.js';
 import type { Embedder } from './providers/embedder.js';
 import { type ServerOptions, createGateway } from './server.js';
+import { readPgliteTemplate } from './install/pglite-template.js';
 import { migrate } from './store/migrate.js';
 import type { AppDeps } from './services/request-scope.js';
 
@@ -27,20 +28,24 @@ export async function createApp(
   const authenticate =
     options.authenticate ??
     (config.tokensFile ? await createTokenAuthenticator(config.tokensFile, { logger }) : undefined);
-  // The database before the embedder: a data folder held by another process stops start-up
-  // before anything slow (the offline embedder's vectors) is loaded.
-  const db = options.db ?? (await openDatabase(config));
-  let embedder: Embedder;
+  // The embedder first: a fresh embedded folder starts from a template made for its model.
+  const embedder =
+    options.embedder ??
+    (await createEmbedder(config.embedder, {
+      dataDir: config.dataDir,
+      openaiApiKey: config.openaiApiKey,
+      openaiBaseUrl: config.openaiBaseUrl,
+      log: (msg) => logger.info(msg),
+    }));
+  const embedding = { model: embedder.model, dimensions: embedder.dimensions };
+  const progress = (msg: string) => logger.info(msg);
+  const db =
+    options.db ??
+    (await openDatabase(config, { template: () => readPgliteTemplate(embedding), log: progress }));
   try {
-    embedder =
-      options.embedder ??
-      (await createEmbedder(config.embedder, {
-        dataDir: config.dataDir,
-        openaiApiKey: config.openaiApiKey,
-        openaiBaseUrl: config.openaiBaseUrl,
-        log: (msg) => logger.info(msg),
-      }));
-    const applied = await migrate(db, { model: embedder.model, dimensions: embedder.dimensions });
+    const applied = await migrate(db, embedding, {
+      onApplied: (name, ms) => progress(`migration ${name} applied in ${Math.round(ms)} ms`),
+    });
     if (applied.length) logger.info('migrations applied', { applied });
   } catch (error) {
     await db.close();

@@ -7,4 +7,4 @@ import './cli/move-command.js';
 import './cli/reindex-command.js';
 import './cli/eval-command.js';
 import './auth/token-command.js';
-import '../bench/cli.js';
+import './cli/bench-command.js';

@@ -14,7 +14,10 @@ const USAGE = `Usage:
   memgate token list [--file <path>]
   memgate token revoke --id <id> [--file <path>]
 
-Globs and labels are comma-separated or repeated (--read support --read 'team-*').
+--read, --write and --scopes take comma-separated values, and each may be given more than
+once; these two grant the same rights:
+  memgate token create --id agent-1 --read 'support,team-*'
+  memgate token create --id agent-1 --read support --read 'team-*'
 --scopes '*' lets the principal see every visibility scope.
 The file defaults to MEMGATE_TOKENS_FILE. create prints the new token once, on stdout: only
 its SHA-256 is stored, so it cannot be shown again.`;

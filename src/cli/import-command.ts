@@ -82,7 +82,7 @@ registerCommand('import', {
             s.lines,
             undefined,
             `${size > 0 ? Math.min(100, (100 * s.bytes) / size).toFixed(0) : 100}% of file  ` +
-              `accepted ${s.accepted}  duplicate ${s.duplicate}  rejected ${s.rejected}`,
+              `accepted ${s.accepted}  partial ${s.partial}  duplicate ${s.duplicate}  rejected ${s.rejected}`,
           ),
       });
       progress.done();
@@ -138,7 +138,7 @@ function formatSummary(file: string, namespace: string, summary: ImportSummary):
     `imported ${file} into ${namespace} in ${formatSeconds(summary.ms / 1000)} ` +
       `(${summary.lines} lines: ${summary.observations} observations, ${summary.documents} documents; ` +
       `${(summary.lines / Math.max(summary.ms / 1000, 1e-3)).toFixed(0)} lines/s)`,
-    `accepted ${summary.accepted}  duplicate ${summary.duplicate}  rejected ${summary.rejected}`,
+    `accepted ${summary.accepted}  partial ${summary.partial}  duplicate ${summary.duplicate}  rejected ${summary.rejected}`,
     `statuses ${JSON.stringify(summary.statuses)}`,
     ...(summary.reasons.length > 0 ? ['first rejections:', ...summary.reasons.map((r) => `  ${r}`)] : []),
   ];

@@ -6,7 +6,7 @@ import type { ImportWriter } from '../services/import-service.js';
  * A batch the server refuses as a whole (an item whose shape does not coerce to the input type)
  * is retried item by item, so the summary still names each rejected line.
  */
-const RESULT_FIELDS = 'accepted rejected results { index status id key code message }';
+const RESULT_FIELDS = 'accepted partial rejected results { index status id key code message }';
 const MUTATIONS = {
   recordObservations: `mutation Import($namespace: String!, $items: [ObservationInput!]!) {
     recordObservations(namespace: $namespace, observations: $items) { ${RESULT_FIELDS} } }`,
@@ -62,7 +62,7 @@ export function remoteImportWriter(url: string, token: string | undefined): Impo
       throw new RemoteImportError(`${code}: ${error?.message ?? 'no data in the response'}`);
     }
     if (items.length === 1) {
-      return { accepted: 0, rejected: 1, results: [rejected(0, code, error?.message ?? '')] };
+      return { accepted: 0, partial: 0, rejected: 1, results: [rejected(0, code, error?.message ?? '')] };
     }
     const results: WriteResult[] = [];
     for (const [index, item] of items.entries()) {
@@ -70,7 +70,8 @@ export function remoteImportWriter(url: string, token: string | undefined): Impo
       for (const r of one.results) results.push({ ...r, index });
     }
     const refused = results.filter((r) => r.status === 'REJECTED').length;
-    return { accepted: results.length - refused, rejected: refused, results };
+    const partial = results.filter((r) => r.status === 'PARTIAL').length;
+    return { accepted: results.length - refused - partial, partial, rejected: refused, results };
   };
 
   return {

@@ -21,11 +21,13 @@ export interface ImportSummary {
   documents: number;
   /** CREATED, UPDATED, REINFORCED. */
   accepted: number;
+  /** PARTIAL: stored, with some of its assertions rejected. */
+  partial: number;
   /** DUPLICATE and UNCHANGED: already known, nothing changed. */
   duplicate: number;
   rejected: number;
   statuses: Partial<Record<WriteStatus, number>>;
-  /** The first rejections, as `line N: CODE message`. */
+  /** The first rejections by line number, as `line N: CODE message`. */
   reasons: string[];
   /** Bytes of input consumed (for progress against a file size). */
   bytes: number;
@@ -96,6 +98,7 @@ export async function importJsonlWith(
     observations: 0,
     documents: 0,
     accepted: 0,
+    partial: 0,
     duplicate: 0,
     rejected: 0,
     statuses: {},
@@ -103,14 +106,21 @@ export async function importJsonlWith(
     bytes: 0,
     ms: 0,
   };
+  // Lines that fail to parse are counted at once, the others when their batch is written
+  // (observations before documents), so rejections arrive out of line order: keep the
+  // lowest-numbered ones, sorted.
+  const firstRejections: { line: number; text: string }[] = [];
   const count = (line: number, status: WriteStatus, code?: string | null, message?: string | null) => {
     summary.statuses[status] = (summary.statuses[status] ?? 0) + 1;
     if (status === 'REJECTED') {
       summary.rejected++;
-      if (summary.reasons.length < maxReasons) {
-        summary.reasons.push(`line ${line}: ${code ?? 'REJECTED'} ${truncate(message ?? '', 300)}`.trim());
-      }
-    } else if (status === 'DUPLICATE' || status === 'UNCHANGED') summary.duplicate++;
+      const text = `line ${line}: ${code ?? 'REJECTED'} ${truncate(message ?? '', 300)}`.trim();
+      const at = firstRejections.findIndex((r) => r.line > line);
+      firstRejections.splice(at < 0 ? firstRejections.length : at, 0, { line, text });
+      if (firstRejections.length > maxReasons) firstRejections.pop();
+      summary.reasons = firstRejections.map((r) => r.text);
+    } else if (status === 'PARTIAL') summary.partial++;
+    else if (status === 'DUPLICATE' || status === 'UNCHANGED') summary.duplicate++;
     else summary.accepted++;
   };
   const apply = (entries: Entry[], payload: WritePayload) => {

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -192,6 +193,31 @@ describe('authentication with a tokens file', () => {
     );
     // The others are untouched.
     expect((await gw.gql(ENTITY, { ns: 'support', key: 'faq' }, { token: tokens.reader })).status).toBe(200);
+  });
+
+  it('the examples in `memgate token --help` run, and the list and the repeated flag grant the same', () => {
+    const help = tokenIo();
+    expect(runTokenCommand(['--help'], help.io)).toBe(0);
+    const examples = help.out
+      .join('')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith('memgate token create ') && !line.includes('<'));
+    expect(examples).toHaveLength(2);
+    const granted = examples.map((line) => {
+      const scratch = join(mkdtempSync(join(tmpdir(), 'memgate-help-')), 'tokens.json');
+      // The shell's word splitting: quotes group, and are removed.
+      const args = [...line.slice('memgate token '.length).matchAll(/'([^']*)'|(\S+)/g)].map(
+        (m) => m[1] ?? m[2]!,
+      );
+      const run = tokenIo({ MEMGATE_TOKENS_FILE: scratch });
+      expect(runTokenCommand(args, run.io), `${line}: ${run.err.join('')}`).toBe(0);
+      return readTokensFile(scratch).principals[0]!.read;
+    });
+    expect(granted).toEqual([
+      ['support', 'team-*'],
+      ['support', 'team-*'],
+    ]);
   });
 
   it('refuses bad token commands with usage errors and keeps the file valid', async () => {

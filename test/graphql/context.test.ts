@@ -54,6 +54,8 @@ function expectWellFormed(pack: Pack, budget: number) {
   expect(estimateTokens(pack.text, 3)).toBeLessThanOrEqual(budget);
   expect(pack.budget.maxTokens).toBe(budget);
   expect(pack.budget.used).toBeLessThanOrEqual(budget);
+  // What the budget says was used is what the text costs.
+  expect(pack.budget.used).toBe(pack.tokenEstimate);
   const kinds = pack.sections.map((s) => s.kind);
   expect(kinds).toEqual(SECTION_ORDER.filter((k) => kinds.includes(k)));
   for (const s of pack.sections) expect(s.items.length).toBeGreaterThan(0);
