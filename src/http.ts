@@ -3,6 +3,7 @@ import type { Authenticate } from './auth/authenticate.js';
 import type { Database } from './db/database.js';
 import { BACKUP_PATH, handleBackup } from './http-backup.js';
 import type { Logger } from './logger.js';
+import type { McpHttpHandler } from './mcp/http.js';
 import { withRequestSpan } from './observability/tracing.js';
 import { pendingMigrations } from './store/migrate.js';
 
@@ -14,11 +15,13 @@ export interface HttpOptions {
   db: Database;
   logger: Logger;
   maxBodyBytes: number;
+  /** Answers /mcp (Model Context Protocol over Streamable HTTP). */
+  mcp?: McpHttpHandler;
 }
 
-/** Routes /healthz, /readyz and /admin/backup itself, refuses oversized bodies, and hands the rest to yoga. */
+/** Routes /healthz, /readyz, /admin/backup and /mcp itself, refuses oversized bodies, and hands the rest to yoga. */
 export function createHttpServer(options: HttpOptions): Server {
-  const { gateway, db, logger, maxBodyBytes, authenticate } = options;
+  const { gateway, db, logger, maxBodyBytes, authenticate, mcp } = options;
   return createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
@@ -81,7 +84,9 @@ export function createHttpServer(options: HttpOptions): Server {
     req.on('end', () => {
       if (refused) return;
       // whatwg-node uses a pre-read `body` as the request body instead of the (consumed) stream.
-      if (received > 0) (req as IncomingMessage & { body?: Buffer }).body = Buffer.concat(chunks);
+      const body = received > 0 ? Buffer.concat(chunks) : null;
+      if (path === '/mcp' && mcp) return mcp(req, res, body);
+      if (body) (req as IncomingMessage & { body?: Buffer }).body = body;
       withRequestSpan(req, res, () => void gateway.handle(req, res));
     });
   });

@@ -3,6 +3,7 @@ import { createApp } from './app.js';
 import { assertBindAllowed } from './auth/local-mode.js';
 import type { Config } from './config.js';
 import { createHttpServer } from './http.js';
+import { createMcpHttpHandler } from './mcp/http.js';
 import { startOtlpTracing } from './observability/tracing.js';
 
 /** Starts the gateway and keeps it up until SIGTERM/SIGINT, then drains and closes the pool. */
@@ -18,6 +19,7 @@ export async function serve(config: Config): Promise<void> {
     db: app.deps.db,
     logger,
     maxBodyBytes: config.maxBodyBytes,
+    mcp: createMcpHttpHandler({ gateway: app.gateway, authenticate: app.authenticate, logger }),
   });
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const { port } = server.address() as AddressInfo;
