@@ -24,11 +24,14 @@ export async function connectMcpHttp(graphqlUrl: string, token?: string): Promis
  */
 export async function connectMcpStdio(
   env: Record<string, string> = {},
+  command: { command: string; args: string[] } = {
+    command: process.execPath,
+    args: [join(process.cwd(), 'bin', 'memgate.js'), 'mcp'],
+  },
 ): Promise<{ client: Client; stderr: () => string; close(): Promise<void> }> {
   const database = await freshDatabaseEnv();
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [join(process.cwd(), 'bin', 'memgate.js'), 'mcp'],
+    ...command,
     env: {
       PATH: process.env.PATH ?? '',
       MEMGATE_EMBEDDER: TEST_EMBEDDING.model,
