@@ -19,7 +19,12 @@ export async function serve(config: Config): Promise<void> {
     db: app.deps.db,
     logger,
     maxBodyBytes: config.maxBodyBytes,
-    mcp: createMcpHttpHandler({ gateway: app.gateway, authenticate: app.authenticate, logger }),
+    mcp: createMcpHttpHandler({
+      gateway: app.gateway,
+      authenticate: app.authenticate,
+      logger,
+      loopbackOnly: !config.tokensFile,
+    }),
   });
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Authenticate } from '../auth/authenticate.js';
+import { isLoopbackHost } from '../auth/local-mode.js';
 import type { Logger } from '../logger.js';
 import type { Gateway } from '../server.js';
 import { graphqlRunner } from './graphql-runner.js';
@@ -12,13 +13,18 @@ export type McpHttpHandler = (req: IncomingMessage, res: ServerResponse, body: B
  * Streamable HTTP at /mcp, stateless: each POST carries its own credentials and gets its own
  * server, so a token is checked on every message exactly as on /graphql (and revoking it
  * applies at once). Answers are single JSON responses; there is no server-initiated stream.
+ *
+ * In local mode (`loopbackOnly`: no tokens, full access) a web page must not reach the tools
+ * through the user's browser, so the Host and any Origin must be loopback names: that stops
+ * DNS rebinding, which the MCP specification asks HTTP servers to guard against.
  */
 export function createMcpHttpHandler(options: {
   gateway: Gateway;
   authenticate: Authenticate;
   logger: Logger;
+  loopbackOnly: boolean;
 }): McpHttpHandler {
-  const { gateway, authenticate, logger } = options;
+  const { gateway, authenticate, logger, loopbackOnly } = options;
   return (req, res, body) => {
     void handle(req, res, body).catch((error: unknown) => {
       logger.error('mcp request failed', { error: String(error) });
@@ -27,6 +33,14 @@ export function createMcpHttpHandler(options: {
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse, body: Buffer | null): Promise<void> {
+    if (loopbackOnly && !fromLoopback(req)) {
+      return sendRpcError(
+        res,
+        403,
+        -32000,
+        'FORBIDDEN: in local mode /mcp answers loopback hosts and origins only.',
+      );
+    }
     const authorization = req.headers.authorization ?? null;
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) {
@@ -67,6 +81,22 @@ export function createMcpHttpHandler(options: {
       await server.close();
     }
   }
+}
+
+function fromLoopback(req: IncomingMessage): boolean {
+  const hostname = (value: string): string | null => {
+    try {
+      return new URL(value).hostname;
+    } catch {
+      return null;
+    }
+  };
+  const host = req.headers.host ? hostname(`http://${req.headers.host}`) : null;
+  if (!host || !isLoopbackHost(host)) return false;
+  const origin = req.headers.origin;
+  if (origin === undefined) return true;
+  const originHost = hostname(origin);
+  return originHost !== null && isLoopbackHost(originHost);
 }
 
 function sendRpcError(res: ServerResponse, status: number, code: number, message: string): void {

@@ -65,6 +65,7 @@ export async function startTestGateway(
       gateway: app.gateway,
       authenticate: app.authenticate,
       logger: app.deps.logger,
+      loopbackOnly: !config.tokensFile,
     }),
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

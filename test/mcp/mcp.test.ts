@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolInputJsonSchema } from '../../src/mcp/json-schema.js';
@@ -126,12 +127,12 @@ describe('MCP over Streamable HTTP at /mcp', () => {
 
   beforeAll(async () => {
     const written = writeTokensFile([
-      { id: 'writer', read: ['acme'], write: ['acme'], scopes: ['*'], pii: true },
+      { id: 'writer', read: ['acme'], write: ['acme'], scopes: ['*'], pii: true, admin: true },
       { id: 'reader', read: ['acme'] },
       { id: 'w1', read: ['acme'], scopes: ['workspace:w1'] },
     ]);
     tokens = written.tokens;
-    gw = await startTestGateway({ MEMGATE_TOKENS_FILE: written.path });
+    gw = await startTestGateway({ MEMGATE_TOKENS_FILE: written.path, MEMGATE_MAX_LIST_SIZE: '50' });
     const seeded = await gw.gql(
       `mutation {
         upsertEntities(namespace: "acme", entities: [
@@ -239,6 +240,32 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(clear.data.attributes).toEqual({ email: 'bob@example.com' });
   });
 
+  it('applies the GraphQL limits: a list over MEMGATE_MAX_LIST_SIZE is LIMIT_EXCEEDED', async () => {
+    const observations = Array.from({ length: 51 }, (_, i) => ({
+      source: { system: 'chat', externalId: `bulk-${i}` },
+      kind: 'message',
+      occurredAt: '2024-05-01T00:00:00Z',
+      content: `message ${i}`,
+    }));
+    const answer = await callTool(await as('writer'), 'record_observations', {
+      namespace: 'acme',
+      observations,
+    });
+    expect(answer.isError).toBe(true);
+    expect(answer.data.error).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+  });
+
+  it('audits unmasked personal data served through a tool, like a GraphQL read', async () => {
+    await callTool(await as('writer'), 'get_entity', { namespace: 'acme', key: 'bob' });
+    const audit = await gw.gql<{ auditTrail: { edges: { node: { target: string | null } }[] } }>(
+      '{ auditTrail(namespace: "acme", actions: ["pii_access"]) { edges { node { target } } } }',
+      {},
+      { token: tokens.writer },
+    );
+    expect(audit.errors).toBeUndefined();
+    expect(audit.data!.auditTrail.edges.map((e) => e.node.target)).toContain('McpGetEntity');
+  });
+
   it('get_entity gives the attributes as of a time', async () => {
     const upsert = (plan: string) =>
       gw.gql(
@@ -268,6 +295,59 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const doc = await reader.readResource({ uri: 'memgate://acme/source/doc%3Ahandbook' });
     expect(doc.contents[0]).toMatchObject({ mimeType: 'text/markdown' });
     expect(resourceText(doc)).toContain('Quokkas are welcome.');
+  });
+});
+
+describe('MCP over HTTP in local mode (no tokens file)', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway();
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const post = (headers: Record<string, string>) =>
+    fetch(gw.url.replace('/graphql', '/mcp'), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+
+  it('serves loopback clients without a token', async () => {
+    const client = await connectMcpHttp(gw.url);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(TOOL_NAMES);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a web page of another origin (DNS rebinding) with 403', async () => {
+    const refused = await post({ origin: 'http://attacker.example' });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('FORBIDDEN');
+    // fetch does not let a caller set Host; a raw request does, as a rebound browser would send it.
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        gw.url.replace('/graphql', '/mcp'),
+        {
+          method: 'POST',
+          headers: { host: 'attacker.example', 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    });
+    expect(rebound).toBe(403);
   });
 });
 
