@@ -12,6 +12,7 @@ import {
   type ReadResourceResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { parse } from 'graphql';
 import { MemgateError } from '../errors.js';
 import type { GraphQLErrorBody, RunGraphQL } from './graphql-runner.js';
 import { toolInputJsonSchema } from './json-schema.js';
@@ -22,8 +23,9 @@ const { version } = createRequire(import.meta.url)('../../package.json') as { ve
 
 /**
  * An MCP server for one caller: tools and resources answer through `run`, which carries that
- * caller's credentials. The low-level SDK server is used so that input errors, like every other
- * error, come back as tool errors with the gateway's codes rather than the SDK's own wording.
+ * caller's credentials. The SDK's low-level `Server` is used rather than `McpServer`, which
+ * would validate arguments itself: its refusals would carry the SDK's wording instead of the
+ * gateway's codes, and it cannot accept an ISO date string for a `z.date()` field.
  */
 export function createMcpServer(run: RunGraphQL): Server {
   const server = new Server(
@@ -80,8 +82,7 @@ export async function callTool(
       extensions: { code: 'BAD_USER_INPUT' },
     });
   }
-  const operationName = /\b(?:query|mutation)\s+(\w+)/.exec(tool.document)?.[1] ?? tool.name;
-  const result = await run(tool.document, tool.variables?.(args) ?? args, operationName);
+  const result = await run(tool.document, tool.variables?.(args) ?? args, operationName(tool));
   const [firstError] = result.errors ?? [];
   if (firstError || !result.data) {
     return toolError(firstError ?? { message: 'No data.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
@@ -98,6 +99,19 @@ export async function callTool(
     }
     return toolError({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
   }
+}
+
+const operationNames = new WeakMap<McpTool, string>();
+
+/** The name of the tool's operation: what the audit and the logs record it as. */
+function operationName(tool: McpTool): string {
+  let name = operationNames.get(tool);
+  if (name === undefined) {
+    const operation = parse(tool.document).definitions.find((d) => d.kind === 'OperationDefinition');
+    name = (operation && 'name' in operation ? operation.name?.value : undefined) ?? tool.name;
+    operationNames.set(tool, name);
+  }
+  return name;
 }
 
 /** A tool error carries the gateway's code (and details such as zod issues), never a stack. */
