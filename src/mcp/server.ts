@@ -89,10 +89,13 @@ export async function callTool(
   }
   try {
     const output = tool.result(result.data, args);
-    return {
-      content: [{ type: 'text', text: output.text ?? JSON.stringify(output.structured, null, 2) }],
-      structuredContent: output.structured,
-    };
+    const content: CallToolResult['content'] = [
+      { type: 'text', text: output.text ?? JSON.stringify(output.structured, null, 2) },
+    ];
+    if (output.text !== undefined && output.footer) {
+      content.push({ type: 'text', text: JSON.stringify(output.footer, null, 2) });
+    }
+    return { content, structuredContent: output.structured };
   } catch (error) {
     if (error instanceof MemgateError) {
       return toolError({ message: error.message, extensions: { code: error.code } });

@@ -32,6 +32,11 @@ export interface McpTool {
 export interface ToolOutput {
   /** Text for the model, when it differs from the JSON of `structured`. */
   text?: string;
+  /**
+   * With `text`: what else the model needs to go on (ids to cite, the trace id), sent as a second
+   * text block, since many clients hand the model the text content only.
+   */
+  footer?: Record<string, unknown>;
   structured: Record<string, unknown>;
 }
 
@@ -83,7 +88,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
         s.items.filter((i) => i.kind !== 'current').map((i) => ({ ...i, section: s.kind })),
       );
       return {
-        text: pack.text,
+        text: pack.text || `(empty pack: ${pack.emptyReason ?? 'nothing found'})`,
+        footer: { traceId: pack.traceId, items, tokenEstimate: pack.tokenEstimate, warnings: pack.warnings },
         structured: {
           text: pack.text,
           traceId: pack.traceId,
@@ -115,8 +121,19 @@ export const MCP_TOOLS: readonly McpTool[] = [
     }`,
     variables: (args) => ({ input: args }),
     result: (data) => {
-      const search = data.search as { context: string };
-      return { text: search.context, structured: data.search as Record<string, unknown> };
+      const search = data.search as {
+        context: string;
+        hits: { score: number; chunk: { id: string; node: { key: string } } }[];
+        sources: unknown[];
+      };
+      return {
+        text: search.context || '(no hits)',
+        footer: {
+          hits: search.hits.map((h) => ({ id: h.chunk.id, entity: h.chunk.node.key, score: h.score })),
+          sources: search.sources,
+        },
+        structured: data.search as Record<string, unknown>,
+      };
     },
   },
   {

@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
-import { callTool, connectMcpStdio } from '../helpers/mcp.js';
+import { STDIO_TEST_TIMEOUT_MS, callTool, connectMcpStdio } from '../helpers/mcp.js';
 import { writeTokensFile } from '../helpers/principals.js';
 
 /** The JSON block that follows `<!-- mcp-config:NAME -->` in the README. */
@@ -15,7 +15,7 @@ function readmeConfig(name: string): { mcpServers: { memgate: Record<string, unk
   return JSON.parse(match[1]!) as { mcpServers: { memgate: Record<string, unknown> } };
 }
 
-describe('README: the MCP client configurations work as written', () => {
+describe('README: the MCP client configurations work as written', { timeout: STDIO_TEST_TIMEOUT_MS }, () => {
   let gw: TestGateway;
   let token: string;
 

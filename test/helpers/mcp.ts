@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -6,7 +6,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import pg from 'pg';
-import { TEST_EMBEDDING, nativeTemplateName } from './test-database.js';
+import { openPglite } from '../../src/db/pglite-database.js';
+import { TEST_EMBEDDING, nativeTemplateName, pgliteTemplatePath } from './test-database.js';
 
 /** The SDK's own client on a gateway's /mcp, presenting `token` when given. */
 export async function connectMcpHttp(graphqlUrl: string, token?: string): Promise<Client> {
@@ -17,6 +18,9 @@ export async function connectMcpHttp(graphqlUrl: string, token?: string): Promis
   await client.connect(transport);
   return client;
 }
+
+/** A child process starts tsx, opens its database and loads the embedder: slow on a busy machine. */
+export const STDIO_TEST_TIMEOUT_MS = 180_000;
 
 /**
  * `memgate mcp` as a child process on a database of its own (a fresh PGlite directory, or a
@@ -60,7 +64,15 @@ export async function connectMcpStdio(
 async function freshDatabaseEnv(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'memgate-mcp-'));
   const url = process.env.DATABASE_URL;
-  if (!url) return { env: { MEMGATE_DATA_DIR: dataDir }, drop: async () => {} };
+  if (!url) {
+    // Unpacked from the migrated test template, so the child skips initdb and migrations.
+    const db = await openPglite({
+      dataDir: join(dataDir, 'pgdata'),
+      loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
+    });
+    await db.close();
+    return { env: { MEMGATE_DATA_DIR: dataDir }, drop: async () => {} };
+  }
   const name = `memgate_mcp_${Math.random().toString(16).slice(2, 14)}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();

@@ -5,7 +5,13 @@ import { toolInputJsonSchema } from '../../src/mcp/json-schema.js';
 import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { CONTEXT_LIMITS } from '../../src/services/context-service.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
-import { callTool, connectMcpHttp, connectMcpStdio, resourceText } from '../helpers/mcp.js';
+import {
+  STDIO_TEST_TIMEOUT_MS,
+  callTool,
+  connectMcpHttp,
+  connectMcpStdio,
+  resourceText,
+} from '../helpers/mcp.js';
 import { writeTokensFile } from '../helpers/principals.js';
 
 const TOOL_NAMES = [
@@ -86,7 +92,9 @@ async function journey(client: Client, ns: string): Promise<void> {
   });
   expect(pack.isError, pack.text).toBe(false);
   expect(pack.text).toContain('paris');
-  expect(pack.data.text).toBe(pack.text);
+  // The text blocks: the pack, then the ids and trace id (for clients that pass on text only).
+  expect(pack.text).toContain(pack.data.text as string);
+  expect(pack.text).toContain(pack.data.traceId as string);
   expect(pack.data.tokenEstimate as number).toBeLessThanOrEqual(400);
   const itemIds = pack.data.itemIds as string[];
   expect(itemIds.length).toBeGreaterThan(0);
@@ -351,7 +359,7 @@ describe('MCP over HTTP in local mode (no tokens file)', () => {
   });
 });
 
-describe('MCP over stdio (npx memgate mcp)', () => {
+describe('MCP over stdio (npx memgate mcp)', { timeout: STDIO_TEST_TIMEOUT_MS }, () => {
   it('runs every tool end to end in local mode', async () => {
     const server = await connectMcpStdio();
     try {
