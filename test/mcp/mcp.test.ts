@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { globalId } from '../../src/global-id.js';
 import { toolInputJsonSchema } from '../../src/mcp/json-schema.js';
 import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { CONTEXT_LIMITS } from '../../src/services/context-service.js';
@@ -369,20 +370,43 @@ describe('MCP over stdio (npx memgate mcp)', { timeout: STDIO_TEST_TIMEOUT_MS },
     }
   });
 
-  it('acts as the principal of MEMGATE_TOKEN and refuses what it may not do', async () => {
-    const written = writeTokensFile([{ id: 'reader', read: ['desk'] }]);
+  it('acts as the principal of MEMGATE_TOKEN: refuses what it may not do, hides what it may not see', async () => {
+    // The agent may write `desk` and holds workspace:w2 only; what it records for w1 it cannot read.
+    const written = writeTokensFile([
+      { id: 'agent', read: ['desk'], write: ['desk'], scopes: ['workspace:w2'] },
+    ]);
     const server = await connectMcpStdio({
       MEMGATE_TOKENS_FILE: written.path,
-      MEMGATE_TOKEN: written.tokens.reader!,
+      MEMGATE_TOKEN: written.tokens.agent!,
     });
     try {
-      const write = await callTool(server.client, 'assert_facts', {
-        namespace: 'desk',
+      const forbidden = await callTool(server.client, 'assert_facts', {
+        namespace: 'elsewhere',
         facts: [{ subject: 'a', predicate: 'knows', object: 'b' }],
       });
-      expect(write.text).toBe('FORBIDDEN: You may not write namespace "desk".');
-      const read = await callTool(server.client, 'get_entity', { namespace: 'desk', key: 'a' });
-      expect(read.data.error).toMatchObject({ code: 'NOT_FOUND' });
+      expect(forbidden.text).toBe('FORBIDDEN: You may not write namespace "elsewhere".');
+      const recorded = await callTool(server.client, 'record_observations', {
+        namespace: 'desk',
+        observations: ['workspace:w2', 'workspace:w1'].map((scope) => ({
+          source: { system: 'notes', externalId: scope },
+          kind: 'note',
+          occurredAt: '2024-05-01T00:00:00Z',
+          content: `a note for ${scope}`,
+          scopes: [scope],
+        })),
+      });
+      expect(recorded.data).toMatchObject({ accepted: 2, rejected: 0 });
+      const [own, hidden] = (recorded.data.results as { key: string }[]).map((r) => r.key);
+      const provenance = async (id: string) => {
+        const answer = await callTool(server.client, 'trace_provenance', {
+          id: globalId('Observation', 'desk', id),
+        });
+        return JSON.stringify(answer).replaceAll(globalId('Observation', 'desk', id), '<id>');
+      };
+      expect(await provenance(own!)).toContain('notes#workspace:w2');
+      const absent = await provenance('obs-000000000000000000000000');
+      expect(absent).toContain('NOT_FOUND');
+      expect(await provenance(hidden!)).toBe(absent);
     } finally {
       await server.close();
     }
