@@ -6,5 +6,6 @@ import './cli/export-command.js';
 import './cli/move-command.js';
 import './cli/reindex-command.js';
 import './cli/eval-command.js';
+import './cli/mcp-command.js';
 import './auth/token-command.js';
 import './cli/bench-command.js';

@@ -127,6 +127,7 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
   ['MEMGATE_LOG_LEVEL', 'info', 'debug | info | warn | error | silent'],
   ['MEMGATE_TRACE_SQL', '0', '1 adds extensions.sql = { statements, ms } to every response'],
   ['MEMGATE_TOKENS_FILE', '(unset = local mode)', 'JSON file of principals (bearer token SHA-256 hashes)'],
+  ['MEMGATE_TOKEN', '(unset)', '`memgate mcp` only: bearer token of the principal the agent acts as'],
   ['MEMGATE_PRODUCTION', '0', '1 disables introspection and GraphiQL'],
   ['MEMGATE_STATEMENT_TIMEOUT_MS', '15000', 'per-statement database timeout'],
   ['MEMGATE_TRACE_RETENTION_DAYS', '30', 'context traces older than this are pruned'],

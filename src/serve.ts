@@ -4,6 +4,7 @@ import { createApp } from './app.js';
 import { assertBindAllowed } from './auth/local-mode.js';
 import type { Config } from './config.js';
 import { createHttpServer } from './http.js';
+import { createMcpHttpHandler } from './mcp/http.js';
 import { startOtlpTracing } from './observability/tracing.js';
 
 /** Starts the gateway and keeps it up until SIGTERM/SIGINT, then drains and closes the pool. */
@@ -22,6 +23,12 @@ export async function serve(config: Config): Promise<void> {
     logger,
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
+    mcp: createMcpHttpHandler({
+      gateway: app.gateway,
+      authenticate: app.authenticate,
+      logger,
+      loopbackOnly: !config.tokensFile,
+    }),
   });
   try {
     await listenOn(server, config);

@@ -47,6 +47,10 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
     application_name: 'memgate',
     types,
   });
+  // An idle client whose connection dies (a server restart, pg_terminate_backend, DROP DATABASE
+  // … FORCE) is dropped by the pool and replaced on demand; without a listener its 'error' event
+  // would be unhandled and end the process.
+  pool.on('error', () => undefined);
   const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
     const result = await q.query(sql, params ? params.map(toParam) : []);
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 } satisfies QueryResult<R>;

@@ -7,6 +7,7 @@ import { type EnvInput, parseConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { createHttpServer } from '../../src/http.js';
 import { createLogger } from '../../src/logger.js';
+import { createMcpHttpHandler } from '../../src/mcp/http.js';
 import { createHashingEmbedder } from '../../src/providers/hashing-embedder.js';
 import type { ServerOptions } from '../../src/server.js';
 import { TEST_EMBEDDING, openTestDatabase } from './test-database.js';
@@ -63,6 +64,12 @@ export async function startTestGateway(
     logger: app.deps.logger,
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
+    mcp: createMcpHttpHandler({
+      gateway: app.gateway,
+      authenticate: app.authenticate,
+      logger: app.deps.logger,
+      loopbackOnly: !config.tokensFile,
+    }),
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
