@@ -3,6 +3,7 @@ import { createApp } from './app.js';
 import { assertBindAllowed } from './auth/local-mode.js';
 import type { Config } from './config.js';
 import { createHttpServer } from './http.js';
+import { attachWebSockets } from './websocket.js';
 
 /** Starts the gateway and keeps it up until SIGTERM/SIGINT, then drains and closes the pool. */
 export async function serve(config: Config): Promise<void> {
@@ -16,6 +17,7 @@ export async function serve(config: Config): Promise<void> {
     logger,
     maxBodyBytes: config.maxBodyBytes,
   });
+  attachWebSockets(server, { gateway: app.gateway, authenticate: app.authenticate, logger });
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const { port } = server.address() as AddressInfo;
   logger.info('memgate listening', {

@@ -17,6 +17,11 @@ export interface Database extends Queryable {
   /** Runs several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Native PostgreSQL only: LISTEN on `channel` over a dedicated connection (a pooled one
+   * would lose its LISTEN on release). Reconnects on its own; resolves to the stop function.
+   */
+  listen?(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
 /** Per-request SQL accounting, surfaced as `extensions.sql` when MEMGATE_TRACE_SQL=1. */

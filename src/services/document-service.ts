@@ -50,6 +50,7 @@ import {
   scopeSchema,
   visibilityScopes,
 } from './validation.js';
+import { publishWrites } from './change-feed.js';
 
 const MIB = 1024 * 1024;
 
@@ -215,7 +216,7 @@ export class DocumentService {
       }
       return out;
     });
-    return toPayload([...results, ...written]);
+    return publishWrites(this.scope.deps.changes, 'DOCUMENT', ns, toPayload([...results, ...written]));
   }
 
   /**

@@ -26,6 +26,7 @@ import {
   titleSchema,
   visibilityScopes,
 } from './validation.js';
+import { publishWrites } from './change-feed.js';
 
 export const MAX_BATCH = 1000;
 
@@ -94,7 +95,7 @@ export class EntityService {
       },
       (error) => this.scope.deps.logger.error('upsertEntities item failed', { error: String(error) }),
     );
-    return toPayload([...results, ...written]);
+    return publishWrites(this.scope.deps.changes, 'ENTITY', ns, toPayload([...results, ...written]));
   }
 
   async get(namespace: string, key: string): Promise<EntityRow | null> {
