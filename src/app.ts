@@ -7,13 +7,14 @@ import { createEmbedder } from './providers/create-embedder.js';
 import type { Embedder } from './providers/embedder.js';
 import { type ServerOptions, createGateway } from './server.js';
 import { readPgliteTemplate } from './install/pglite-template.js';
+import { createChangeFeed } from './services/change-feed.js';
 import { migrate } from './store/migrate.js';
 import type { AppDeps } from './services/request-scope.js';
 
 export interface App {
   deps: AppDeps;
   gateway: ReturnType<typeof createGateway>;
-  /** How requests are authenticated (local mode: the one full-access principal). */
+  /** The authenticator /graphql uses; the WebSocket endpoint applies the same one. */
   authenticate: Authenticate;
   close(): Promise<void>;
 }
@@ -51,12 +52,16 @@ export async function createApp(
     await db.close();
     throw error;
   }
-  const deps: AppDeps = { db, config, embedder, logger };
+  const changes = await createChangeFeed(db, logger);
+  const deps: AppDeps = { db, config, embedder, logger, changes };
   const gateway = createGateway(deps, { ...options, authenticate });
   return {
     deps,
     gateway,
     authenticate: authenticate ?? localAuthenticate,
-    close: () => db.close(),
+    close: async () => {
+      await changes.close();
+      await db.close();
+    },
   };
 }

@@ -23,6 +23,7 @@ const envSchema = z.object({
   MEMGATE_TOKENS_FILE: z.string().min(1).optional(),
   MEMGATE_PRODUCTION: booleanFlag,
   MEMGATE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  MEMGATE_SUBSCRIPTION_QUEUE: z.coerce.number().int().min(1).max(100_000).default(1000),
   MEMGATE_TRACE_RETENTION_DAYS: z.coerce.number().min(0).default(30),
   MEMGATE_CHARS_PER_TOKEN: z.coerce.number().positive().max(20).default(3),
   MEMGATE_MAX_BODY_BYTES: z.coerce
@@ -57,6 +58,8 @@ export interface Config {
   tokensFile: string | undefined;
   production: boolean;
   statementTimeoutMs: number;
+  /** Changes one live subscriber may have pending; beyond it the subscription ends (LIMIT_EXCEEDED). */
+  subscriptionQueue: number;
   traceRetentionDays: number;
   charsPerToken: number;
   maxBodyBytes: number;
@@ -100,6 +103,7 @@ export function parseConfig(env: EnvInput): Config {
     tokensFile: e.MEMGATE_TOKENS_FILE,
     production: e.MEMGATE_PRODUCTION,
     statementTimeoutMs: e.MEMGATE_STATEMENT_TIMEOUT_MS,
+    subscriptionQueue: e.MEMGATE_SUBSCRIPTION_QUEUE,
     traceRetentionDays: e.MEMGATE_TRACE_RETENTION_DAYS,
     charsPerToken: e.MEMGATE_CHARS_PER_TOKEN,
     maxBodyBytes: e.MEMGATE_MAX_BODY_BYTES,
@@ -130,6 +134,7 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
   ['MEMGATE_TOKEN', '(unset)', '`memgate mcp` only: bearer token of the principal the agent acts as'],
   ['MEMGATE_PRODUCTION', '0', '1 disables introspection and GraphiQL'],
   ['MEMGATE_STATEMENT_TIMEOUT_MS', '15000', 'per-statement database timeout'],
+  ['MEMGATE_SUBSCRIPTION_QUEUE', '1000', 'changes a live subscriber may have pending before it is dropped'],
   ['MEMGATE_TRACE_RETENTION_DAYS', '30', 'context traces older than this are pruned'],
   ['MEMGATE_CHARS_PER_TOKEN', '3', 'token estimate = ceil(characters / this)'],
   ['MEMGATE_MAX_BODY_BYTES', '8388608', 'largest accepted request body'],

@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import { createHttpServer } from './http.js';
 import { createMcpHttpHandler } from './mcp/http.js';
 import { startOtlpTracing } from './observability/tracing.js';
+import { attachWebSockets } from './websocket.js';
 
 /** Starts the gateway and keeps it up until SIGTERM/SIGINT, then drains and closes the pool. */
 export async function serve(config: Config): Promise<void> {
@@ -30,6 +31,7 @@ export async function serve(config: Config): Promise<void> {
       loopbackOnly: !config.tokensFile,
     }),
   });
+  attachWebSockets(server, { gateway: app.gateway, authenticate: app.authenticate, logger });
   try {
     await listenOn(server, config);
   } catch (error) {

@@ -25,6 +25,11 @@ export interface Database extends Queryable {
   load?(): DatabaseLoad;
   /** Reports each wait for the single connection (PGlite), in milliseconds; undefined stops it. */
   observeQueueWait?(listener: ((ms: number) => void) | undefined): void;
+  /**
+   * Native PostgreSQL only: LISTEN on `channel` over a dedicated connection (a pooled one
+   * would lose its LISTEN on release). Reconnects on its own; resolves to the stop function.
+   */
+  listen?(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
 /** Per-request SQL accounting, surfaced as `extensions.sql` when MEMGATE_TRACE_SQL=1. */

@@ -83,6 +83,48 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
       await pool.query(sql);
     },
     close: () => pool.end(),
+    listen: (channel, onPayload) => listenOn(options.connectionString, channel, onPayload),
   };
   return db;
+}
+
+const RECONNECT_MS = 1000;
+
+/** A dedicated client that stays LISTENing; a dropped connection is re-opened after a pause. */
+async function listenOn(
+  connectionString: string,
+  channel: string,
+  onPayload: (payload: string) => void,
+): Promise<() => Promise<void>> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
+  let stopped = false;
+  let client: pg.Client | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString, application_name: 'memgate-listen' });
+    c.on('notification', (message) => {
+      if (message.channel === channel && message.payload) onPayload(message.payload);
+    });
+    c.on('error', () => retry(c));
+    c.on('end', () => retry(c));
+    await c.connect();
+    await c.query(`LISTEN ${channel}`);
+    client = c;
+  };
+  const retry = (broken: pg.Client) => {
+    if (stopped || client !== broken || timer) return;
+    client = null;
+    void broken.end().catch(() => undefined);
+    timer = setTimeout(() => {
+      timer = null;
+      void connect().catch(() => retry(broken));
+    }, RECONNECT_MS);
+    timer.unref();
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    await (client as pg.Client | null)?.end().catch(() => undefined);
+  };
 }

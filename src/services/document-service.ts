@@ -52,6 +52,7 @@ import {
   scopeSchema,
   visibilityScopes,
 } from './validation.js';
+import { publishWrites } from './change-feed.js';
 
 const MIB = 1024 * 1024;
 
@@ -194,7 +195,8 @@ export class DocumentService {
         );
       }
       const writable = valid.filter((v) => !claim.busy.has(nsKey(ns, v.doc.input.key)));
-      return toPayload([...results, ...(await this.writeBatch(ns, writable, vis, tsConfig))]);
+      const written = await this.writeBatch(ns, writable, vis, tsConfig);
+      return publishWrites(this.scope.deps.changes, 'DOCUMENT', ns, toPayload([...results, ...written]));
     } finally {
       claim.release();
     }

@@ -1,4 +1,5 @@
 import { AuditService } from './audit-service.js';
+import { ChangeService } from './change-service.js';
 import { ContextService } from './context-service.js';
 import { RouteService } from './route-service.js';
 import { DocumentService } from './document-service.js';
@@ -29,6 +30,7 @@ export interface Services {
   domainPacks: DomainPackService;
   snapshots: SnapshotService;
   typedContext: TypedContextService;
+  changes: ChangeService;
 }
 
 export function createServices(scope: RequestScope): Services {
@@ -47,5 +49,6 @@ export function createServices(scope: RequestScope): Services {
     domainPacks: new DomainPackService(scope),
     snapshots: new SnapshotService(scope),
     typedContext: new TypedContextService(scope),
+    changes: new ChangeService(scope),
   };
 }

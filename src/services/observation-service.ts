@@ -39,6 +39,7 @@ import {
 import type { RequestScope } from './request-scope.js';
 import { schemaPolicyFor } from './schema-policy.js';
 import { namespaceSchema, visibilityScopes } from './validation.js';
+import { publishWrites } from './change-feed.js';
 
 export const refInputSchema = z.object({
   type: z.string().min(1, 'type must not be empty').max(128),
@@ -163,7 +164,7 @@ export class ObservationService {
     const written = drafts.length
       ? await this.scope.db.transaction('recordObservations', (tx) => this.writeDrafts(tx, ns, drafts, now))
       : [];
-    return toPayload([...results, ...written]);
+    return publishWrites(this.scope.deps.changes, 'OBSERVATION', ns, toPayload([...results, ...written]));
   }
 
   private async writeDrafts(tx: Queryable, ns: string, drafts: Draft[], now: Date): Promise<WriteResult[]> {

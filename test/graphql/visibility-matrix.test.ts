@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { createClient as createSseClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { globalId } from '../../src/global-id.js';
 import { MCP_TOOLS } from '../../src/mcp/tools.js';
@@ -429,6 +430,33 @@ const MCP_EXEMPT: Record<string, string> = {
   assert_facts: 'a write: answers with the ids and statuses of the items sent, nothing stored',
 };
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface LivePath {
+  /** The Subscription field it exercises (for the completeness check). */
+  field: string;
+  name: string;
+  /** Variables: `$ns`. Each delivered change must carry a `key` (the end marker is found by it). */
+  query: string;
+}
+
+/**
+ * Subscription fields × principals: while each principal listens, the writer changes w1 rows,
+ * public rows and rows of namespace `other` of every kind; what arrives is checked like a read.
+ */
+const LIVE_PATHS: LivePath[] = [
+  {
+    field: 'memoryChanged',
+    name: 'memoryChanged',
+    query: `subscription($ns: String!) { memoryChanged(namespace: $ns) {
+      namespace kind key entity { id key title attributes } fact { factId subject { key } object { key title } }
+      observation { observationId content data } document { key title content } } }`,
+  },
+];
+
+/** Subscription fields that deliver no namespace rows, and why. */
+const LIVE_EXEMPT: Record<string, string> = {};
+
 /** The answer as text, with every Relay id decoded next to it. */
 function visibleText(value: unknown): string {
   const text = JSON.stringify(value ?? null);
@@ -809,4 +837,98 @@ describe('visibility: principals × read paths', () => {
       expect(res.data, who).toEqual({ entity: { key: 'relevance-ent' } });
     }
   });
+
+  it('covers every subscription of the schema (a new Subscription field needs a row here)', () => {
+    const fields = Object.keys(schema.getSubscriptionType()?.getFields() ?? {});
+    const covered = new Set(LIVE_PATHS.map((p) => p.field));
+    expect(fields.filter((f) => !covered.has(f) && !(f in LIVE_EXEMPT))).toEqual([]);
+  });
+
+  for (const path of LIVE_PATHS) {
+    it(`${path.name}: live changes reach w1 only for w1 rows, never another namespace`, async () => {
+      type Result = { data?: { [field: string]: { key: string } } | null; errors?: unknown };
+      const streams = PRINCIPALS.map(
+        (who) =>
+          createSseClient({
+            url: gw.url,
+            headers: { authorization: `Bearer ${tokens[who]}` },
+            retryAttempts: 0,
+          }).iterate({ query: path.query, variables: { ns: 'acme' } }) as AsyncIterableIterator<Result>,
+      );
+      const upsert = (ns: string, e: unknown[]) =>
+        write(
+          'mutation($ns: String!, $e: [EntityInput!]!) { upsertEntities(namespace: $ns, entities: $e) { accepted rejected results { id key status message } } }',
+          { ns, e },
+        );
+      // Each stream is listening once a ping written after it subscribed arrives.
+      for (const [i, stream] of streams.entries()) {
+        const first = stream.next();
+        let tick = 0;
+        while (!(await Promise.race([first.then(() => true), sleep(100).then(() => false)]))) {
+          tick += 1;
+          if (tick > 100) throw new Error('subscription never started');
+          await upsert('acme', [{ key: `live-ping-${i}`, kind: 'probe', title: `ping ${tick}` }]);
+        }
+      }
+      const live = `live-${path.name}`;
+      await upsert('other', [{ key: `${live}-other`, kind: 'note', title: `${OTHER_NS} live` }]);
+      await upsert('acme', [
+        { key: `${live}-secret`, kind: 'note', title: `${W1} live`, scopes: ['workspace:w1'] },
+        { key: `${live}-public`, kind: 'note', title: 'public live' },
+      ]);
+      await write(
+        'mutation($f: [FactInput!]!) { assertFacts(namespace: "acme", facts: $f) { accepted rejected results { id key status message } } }',
+        { f: [{ subject: 'public-ent', predicate: 'live_link', object: 'sapphire-ent' }] },
+      );
+      await write(
+        'mutation($o: [ObservationInput!]!) { recordObservations(namespace: "acme", observations: $o) { accepted rejected results { id key status message } } }',
+        {
+          o: [
+            {
+              source: { system: 'notes', externalId: `${live}-obs` },
+              kind: 'note',
+              occurredAt: '2024-05-01T00:00:00Z',
+              content: `${W1} live note`,
+              scopes: ['workspace:w1'],
+            },
+          ],
+        },
+      );
+      await write(
+        'mutation($d: [DocumentInput!]!) { retainDocuments(namespace: "acme", documents: $d) { accepted rejected results { id key status message } } }',
+        {
+          d: [
+            {
+              key: `doc:${live}`,
+              title: `${W1} live doc`,
+              content: `# Live\n\n${W1} live`,
+              scopes: ['workspace:w1'],
+            },
+          ],
+        },
+      );
+      await upsert('acme', [{ key: `${live}-end`, kind: 'note', title: 'end' }]);
+
+      for (const [i, who] of PRINCIPALS.entries()) {
+        const seen: unknown[] = [];
+        const stream = streams[i]!;
+        while (true) {
+          const { value, done } = await stream.next();
+          expect(done, `${who}: stream ended early`).toBe(false);
+          expect(value!.errors, who).toBeUndefined();
+          const change = value!.data![path.field]!;
+          if (change.key.startsWith('live-ping')) continue;
+          seen.push(change);
+          if (change.key === `${live}-end`) break;
+        }
+        await stream.return?.();
+        const text = visibleText(seen);
+        const label = `${path.name} as ${who}`;
+        expect(text.includes(OTHER_NS), `${label} shows namespace other`).toBe(false);
+        expect(text, `${label} should show the public rows`).toContain('public live');
+        if (who === 'w1') expect(text, `${label} should show the w1 rows`).toContain(W1);
+        else expect(text.includes(W1), `${label} shows a w1 row`).toBe(false);
+      }
+    });
+  }
 });

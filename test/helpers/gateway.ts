@@ -6,6 +6,7 @@ import { type App, createApp } from '../../src/app.js';
 import { type EnvInput, parseConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { createHttpServer } from '../../src/http.js';
+import { attachWebSockets } from '../../src/websocket.js';
 import { createLogger } from '../../src/logger.js';
 import { createMcpHttpHandler } from '../../src/mcp/http.js';
 import { createHashingEmbedder } from '../../src/providers/hashing-embedder.js';
@@ -71,6 +72,7 @@ export async function startTestGateway(
       loopbackOnly: !config.tokensFile,
     }),
   });
+  attachWebSockets(server, { gateway: app.gateway, authenticate: app.authenticate, logger: app.deps.logger });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}/graphql`;

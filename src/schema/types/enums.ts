@@ -15,3 +15,7 @@ export const ObservationStatusEnum = builder.enumType('ObservationStatus', {
 export const WriteStatusEnum = builder.enumType('WriteStatus', {
   values: ['CREATED', 'UPDATED', 'UNCHANGED', 'REINFORCED', 'DUPLICATE', 'PARTIAL', 'REJECTED'] as const,
 });
+export const MemoryChangeKindEnum = builder.enumType('MemoryChangeKind', {
+  description: 'What a live change is about.',
+  values: ['ENTITY', 'FACT', 'OBSERVATION', 'DOCUMENT'] as const,
+});
