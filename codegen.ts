@@ -1,19 +1,28 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
+const scalars = { DateTime: 'string', JSON: 'unknown' };
+
 /**
- * Typed documents for the tests and for TypeScript clients: operations written with
- * `graphql(...)` from test/generated get their result and variable types from the schema.
+ * Typed documents from schema/schema.graphql: the client's operations (client/operations, the
+ * journeys and the writes) and the tests' own. Each operation gets its result and variable
+ * types; results are plain objects (no fragment masking).
  */
 const config: CodegenConfig = {
   schema: 'schema/schema.graphql',
-  documents: ['test/operations/**/*.graphql'],
   ignoreNoDocuments: true,
   // NodeNext resolution needs explicit .js extensions in the generated imports.
   importExtension: '.js',
   generates: {
-    'test/generated/': {
+    'client/generated/': {
+      documents: ['client/operations/**/*.graphql'],
       preset: 'client',
-      config: { useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string', JSON: 'unknown' } },
+      presetConfig: { fragmentMasking: false },
+      config: { useTypeImports: true, enumsAsTypes: true, scalars },
+    },
+    'test/generated/': {
+      documents: ['test/operations/**/*.graphql'],
+      preset: 'client',
+      config: { useTypeImports: true, enumsAsTypes: true, scalars },
     },
   },
 };

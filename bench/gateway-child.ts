@@ -5,12 +5,21 @@
  * floor), a few SQL reads (counts, sizes), memory, stop.
  */
 import type { AddressInfo } from 'node:net';
+import type { TracerProvider } from '@opentelemetry/api';
 import { createApp } from '../src/app.js';
 import { parseConfig } from '../src/config.js';
 import type { Database } from '../src/db/database.js';
 import { openPglite } from '../src/db/pglite-database.js';
 import { openPostgres } from '../src/db/postgres-database.js';
 import { createHttpServer } from '../src/http.js';
+import { disableMetrics, enableMetrics } from '../src/observability/metrics.js';
+import {
+  activeTracerProvider,
+  disableTracing,
+  enableTracing,
+  startOtlpTracing,
+} from '../src/observability/tracing.js';
+import { type Gateway, createGateway } from '../src/server.js';
 import { StatementCapture } from './capture.js';
 import { type Location, pgliteDir } from './database.js';
 
@@ -20,6 +29,8 @@ export type ChildRequest =
   | { type: 'replay'; repeats: number }
   | { type: 'query'; sql: string; params?: unknown[] }
   | { type: 'memory' }
+  /** Serve with metrics and tracing on or off (started with MEMGATE_BENCH_OBSERVABILITY=1). */
+  | { type: 'observability'; on: boolean }
   | { type: 'stop' };
 
 export interface ChildMemory {
@@ -55,16 +66,47 @@ const config = parseConfig({
   ...(JSON.parse(process.env.MEMGATE_BENCH_GATEWAY_ENV ?? '{}') as Record<string, string>),
 });
 const app = await createApp(config, { db: capture.db });
+const observed = process.env.MEMGATE_BENCH_OBSERVABILITY === '1' ? await observedGateway() : null;
+let current: Gateway = app.gateway;
 const server = createHttpServer({
-  gateway: app.gateway,
+  // Either gateway, switched between runs: the same process, database and warm caches.
+  gateway: { handle: (req, res) => current.handle(req, res) },
   authenticate: app.authenticate,
   db: capture.db,
   logger: app.deps.logger,
   maxBodyBytes: config.maxBodyBytes,
+  requestTimeoutMs: config.requestTimeoutMs,
 });
 server.keepAliveTimeout = 60_000;
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const { port } = server.address() as AddressInfo;
+
+/**
+ * A second gateway over the same app with /metrics and OpenTelemetry on: spans go through the
+ * real OTLP/HTTP exporter to the parent's sink (OTEL_EXPORTER_OTLP_ENDPOINT). Built after the
+ * plain one, which therefore has no observability plugins at all; both start switched off.
+ */
+async function observedGateway(): Promise<{ gateway: Gateway; provider: TracerProvider }> {
+  await startOtlpTracing('memgate-bench');
+  const provider = activeTracerProvider()!;
+  const gateway = createGateway({ ...app.deps, config: { ...config, metrics: true } });
+  disableTracing();
+  disableMetrics();
+  return { gateway, provider };
+}
+
+function switchObservability(on: boolean): void {
+  if (!observed) throw new Error('started without MEMGATE_BENCH_OBSERVABILITY=1');
+  if (on) {
+    enableTracing(observed.provider);
+    enableMetrics(() => capture.db.load?.() ?? {});
+    current = observed.gateway;
+  } else {
+    disableTracing();
+    disableMetrics();
+    current = app.gateway;
+  }
+}
 
 function memory(): ChildMemory {
   const cpu = process.cpuUsage();
@@ -89,6 +131,9 @@ async function handle(request: ChildRequest): Promise<unknown> {
       return (await raw.query(request.sql, request.params)).rows;
     case 'memory':
       return memory();
+    case 'observability':
+      switchObservability(request.on);
+      return null;
     case 'stop':
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -19,6 +19,8 @@ export interface GatewayProcess {
   replay(repeats: number): Promise<ReplayResult>;
   query<R>(sql: string, params?: unknown[]): Promise<R[]>;
   memory(): Promise<ChildMemory>;
+  /** Metrics and tracing on or off (a gateway started with MEMGATE_BENCH_OBSERVABILITY=1). */
+  observability(on: boolean): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -26,6 +28,7 @@ export async function startGateway(
   location: Location,
   cacheDir: string,
   env: Record<string, string> = {},
+  processEnv: Record<string, string> = {},
 ): Promise<GatewayProcess> {
   const started = performance.now();
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -36,6 +39,7 @@ export async function startGateway(
       MEMGATE_BENCH_LOCATION: JSON.stringify(location),
       MEMGATE_BENCH_CACHE_DIR: cacheDir,
       MEMGATE_BENCH_GATEWAY_ENV: JSON.stringify(env),
+      ...processEnv,
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -87,6 +91,7 @@ export async function startGateway(
     replay: (repeats) => ask<ReplayResult>({ type: 'replay', repeats }),
     query: (sql, params) => ask({ type: 'query', sql, params }),
     memory: () => ask<ChildMemory>({ type: 'memory' }),
+    observability: (on) => ask<void>({ type: 'observability', on }),
     async stop() {
       if (exited) return;
       const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -115,6 +115,42 @@ export function renderMarkdown(r: BenchResult): string {
     );
   }
 
+  if (r.observability?.length) {
+    out.push('', '### Metrics and tracing on vs off (one client, alternating rounds)', '');
+    out.push(
+      'On = MEMGATE_METRICS=1 and OpenTelemetry spans exported over OTLP/HTTP (to a local sink); ' +
+        'each figure is the median over rounds of the same requests on the same gateway process; ' +
+        'the last column compares the least-CPU round of each side (other load only ever adds time).',
+      '',
+    );
+    out.push(
+      table(
+        [
+          'operation',
+          'rounds × requests',
+          'p50 off ms',
+          'p50 on ms',
+          'p50 +%',
+          'CPU off ms/req',
+          'CPU on ms/req',
+          'CPU +%',
+          'best-round CPU +%',
+        ],
+        r.observability.map((f) => [
+          f.title,
+          `${f.rounds} × ${f.requestsPerRound}`,
+          ms(f.off.p50),
+          ms(f.on.p50),
+          `${f.p50OverheadPct}%`,
+          ms(f.off.cpuMsPerRequest),
+          ms(f.on.cpuMsPerRequest),
+          `${f.cpuOverheadPct}%`,
+          f.bestCpuOverheadPct !== undefined ? `${f.bestCpuOverheadPct}%` : '–',
+        ]),
+      ),
+    );
+  }
+
   if (r.ingest.length) {
     out.push('', '### Ingest through GraphQL mutations (one client, sequential batches)', '');
     out.push(

@@ -19,6 +19,12 @@ import { startGateway } from './gateway-process.js';
 import { type HnswRecall, measureHnswRecall } from './hnsw-recall.js';
 import { closeSharedAgent, describeError, gql, runLoad } from './http-load.js';
 import { type LoadReport, loadDataset } from './load.js';
+import {
+  type ObservabilityFigure,
+  type OtlpSink,
+  measureObservability,
+  startOtlpSink,
+} from './observability-overhead.js';
 import { type Latency, latency, median } from './stats.js';
 import {
   type IngestScenario,
@@ -147,6 +153,8 @@ export interface BenchResult {
   hnsw: HnswRecall[];
   ingest: IngestFigure[];
   reads: ReadFigure[];
+  /** Per-request cost of MEMGATE_METRICS=1 plus OTLP tracing, against both off (absent in older results). */
+  observability?: ObservabilityFigure[];
   resources: {
     gatewayStartMs: number;
     /** CPU time of the gateway process while it served the scenarios. */
@@ -204,6 +212,7 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
     `database: ${throwaway.location.backend === 'pglite' ? throwaway.location.dir : throwaway.location.name}`,
   );
   let gateway: Awaited<ReturnType<typeof startGateway>> | null = null;
+  let sink: OtlpSink | null = null;
   // Interrupted (Ctrl-C, a CI timeout): still stop the gateway and delete the database.
   const onSignal = (signal: NodeJS.Signals) => {
     log(`${signal}: stopping the gateway and deleting the throwaway database`);
@@ -271,7 +280,12 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
     if (gatewayEnv.MEMGATE_MAX_DEPTH)
       log(`gateway: MEMGATE_MAX_DEPTH=${neededDepth} (default ${defaultDepth})`);
     log('starting the gateway process');
-    gateway = await startGateway(throwaway.location, options.cacheDir, gatewayEnv);
+    sink = await startOtlpSink();
+    // Metrics and tracing stay off except in the on/off comparison (measureObservability).
+    gateway = await startGateway(throwaway.location, options.cacheDir, gatewayEnv, {
+      MEMGATE_BENCH_OBSERVABILITY: '1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+    });
     const gw = gateway;
     log(`gateway on ${gw.url} (pid ${gw.pid}, up in ${(gw.startMs / 1000).toFixed(1)} s)`);
     const ctx: ScenarioContext = {
@@ -292,6 +306,10 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
       });
       if (figure) reads.push(figure);
     }
+    log('metrics and tracing: off/on in alternating rounds');
+    const observed = reads.map((f) => runnable.find((s) => s.name === f.name) as ReadScenario);
+    const observability = await measureObservability(observed, ctx, options.quick, log);
+    log(`  OTLP sink received ${sink.requests} exports, ${Math.round(sink.bytes / 1024)} KiB`);
     const ingest: IngestFigure[] = [];
     for (const scenario of runnable.filter((s): s is IngestScenario => s.kind === 'ingest')) {
       const figure = await runIngest(scenario, ctx, options, log).catch((error: unknown) => {
@@ -352,6 +370,7 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
       hnsw,
       ingest,
       reads,
+      observability,
       resources: {
         gatewayStartMs: gw.startMs,
         gatewayCpuMs: memory.cpuMs - gw.startMemory.cpuMs,
@@ -368,6 +387,7 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     if (gateway) await gateway.stop().catch(() => undefined);
+    await sink?.close();
     await throwaway
       .destroy()
       .catch((error: unknown) => log(`could not delete the throwaway database: ${String(error)}`));

@@ -1,6 +1,6 @@
 /**
  * `npm run eval:locomo -- FILE.json... [options]`: the LoCoMo retrieval harness (the same as
- * `memgate eval locomo`). Develop on ../shared/data/locomo-dev; see `--help`.
+ * `memgate eval locomo`). Pass LoCoMo conversation files (e.g. locomo-dev/26.json); see `--help`.
  */
 import { runLocomoCommand } from '../src/cli/eval-command.js';
 

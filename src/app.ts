@@ -6,6 +6,8 @@ import { type Logger, createLogger } from './logger.js';
 import { createEmbedder } from './providers/create-embedder.js';
 import type { Embedder } from './providers/embedder.js';
 import { type ServerOptions, createGateway } from './server.js';
+import { readPgliteTemplate } from './install/pglite-template.js';
+import { createChangeFeed } from './services/change-feed.js';
 import { migrate } from './store/migrate.js';
 import type { AppDeps } from './services/request-scope.js';
 import { assertTextSearchAvailable } from './services/text-search-service.js';
@@ -13,7 +15,7 @@ import { assertTextSearchAvailable } from './services/text-search-service.js';
 export interface App {
   deps: AppDeps;
   gateway: ReturnType<typeof createGateway>;
-  /** How requests are authenticated (local mode: the one full-access principal). */
+  /** The authenticator /graphql uses; the WebSocket endpoint applies the same one. */
   authenticate: Authenticate;
   close(): Promise<void>;
 }
@@ -28,6 +30,7 @@ export async function createApp(
   const authenticate =
     options.authenticate ??
     (config.tokensFile ? await createTokenAuthenticator(config.tokensFile, { logger }) : undefined);
+  // The embedder first: a fresh embedded folder starts from a template made for its model.
   const embedder =
     options.embedder ??
     (await createEmbedder(config.embedder, {
@@ -36,21 +39,31 @@ export async function createApp(
       openaiBaseUrl: config.openaiBaseUrl,
       log: (msg) => logger.info(msg),
     }));
-  const db = options.db ?? (await openDatabase(config));
+  const embedding = { model: embedder.model, dimensions: embedder.dimensions };
+  const progress = (msg: string) => logger.info(msg);
+  const db =
+    options.db ??
+    (await openDatabase(config, { template: () => readPgliteTemplate(embedding), log: progress }));
   try {
-    const applied = await migrate(db, { model: embedder.model, dimensions: embedder.dimensions });
+    const applied = await migrate(db, embedding, {
+      onApplied: (name, ms) => progress(`migration ${name} applied in ${Math.round(ms)} ms`),
+    });
     if (applied.length) logger.info('migrations applied', { applied });
     await assertTextSearchAvailable(db, config.textSearch);
   } catch (error) {
     await db.close();
     throw error;
   }
-  const deps: AppDeps = { db, config, embedder, logger };
+  const changes = await createChangeFeed(db, logger);
+  const deps: AppDeps = { db, config, embedder, logger, changes };
   const gateway = createGateway(deps, { ...options, authenticate });
   return {
     deps,
     gateway,
     authenticate: authenticate ?? localAuthenticate,
-    close: () => db.close(),
+    close: async () => {
+      await changes.close();
+      await db.close();
+    },
   };
 }

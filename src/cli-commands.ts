@@ -7,5 +7,6 @@ import './cli/move-command.js';
 import './cli/reindex-command.js';
 import './cli/text-search-command.js';
 import './cli/eval-command.js';
+import './cli/mcp-command.js';
 import './auth/token-command.js';
-import '../bench/cli.js';
+import './cli/bench-command.js';

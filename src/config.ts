@@ -24,6 +24,7 @@ const envSchema = z.object({
   MEMGATE_TOKENS_FILE: z.string().min(1).optional(),
   MEMGATE_PRODUCTION: booleanFlag,
   MEMGATE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  MEMGATE_SUBSCRIPTION_QUEUE: z.coerce.number().int().min(1).max(100_000).default(1000),
   MEMGATE_TRACE_RETENTION_DAYS: z.coerce.number().min(0).default(30),
   MEMGATE_CHARS_PER_TOKEN: z.coerce.number().positive().max(20).default(3),
   MEMGATE_MAX_BODY_BYTES: z.coerce
@@ -31,6 +32,7 @@ const envSchema = z.object({
     .int()
     .min(1024)
     .default(8 * 1024 * 1024),
+  MEMGATE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000),
   MEMGATE_MAX_DEPTH: z.coerce.number().int().min(2).max(100).default(12),
   MEMGATE_MAX_ALIASES: z.coerce.number().int().min(0).max(1000).default(30),
   MEMGATE_MAX_COST: z.coerce.number().int().min(10).default(50_000),
@@ -41,6 +43,9 @@ const envSchema = z.object({
     .transform((v) => normaliseTextSearch(v))
     .refine((v) => v !== null, 'must be auto or a text-search configuration name (english, russian, simple…)')
     .default('english'),
+  MEMGATE_METRICS: booleanFlag,
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
 });
 
 export type EnvInput = Record<string, string | undefined>;
@@ -59,9 +64,12 @@ export interface Config {
   tokensFile: string | undefined;
   production: boolean;
   statementTimeoutMs: number;
+  /** Changes one live subscriber may have pending; beyond it the subscription ends (LIMIT_EXCEEDED). */
+  subscriptionQueue: number;
   traceRetentionDays: number;
   charsPerToken: number;
   maxBodyBytes: number;
+  requestTimeoutMs: number;
   maxDepth: number;
   maxAliases: number;
   maxCost: number;
@@ -69,6 +77,10 @@ export interface Config {
   persistedOperations: string | undefined;
   /** Text-search configuration of namespaces that set none: a pg_ts_config name or `auto`. */
   textSearch: string;
+  /** Serve Prometheus metrics on /metrics (admin token needed when a tokens file is set). */
+  metrics: boolean;
+  /** Export OpenTelemetry traces over OTLP/HTTP (the exporter reads the OTEL_* variables). */
+  otlpTracing: boolean;
 }
 
 export class ConfigError extends Error {
@@ -99,15 +111,19 @@ export function parseConfig(env: EnvInput): Config {
     tokensFile: e.MEMGATE_TOKENS_FILE,
     production: e.MEMGATE_PRODUCTION,
     statementTimeoutMs: e.MEMGATE_STATEMENT_TIMEOUT_MS,
+    subscriptionQueue: e.MEMGATE_SUBSCRIPTION_QUEUE,
     traceRetentionDays: e.MEMGATE_TRACE_RETENTION_DAYS,
     charsPerToken: e.MEMGATE_CHARS_PER_TOKEN,
     maxBodyBytes: e.MEMGATE_MAX_BODY_BYTES,
+    requestTimeoutMs: e.MEMGATE_REQUEST_TIMEOUT_MS,
     maxDepth: e.MEMGATE_MAX_DEPTH,
     maxAliases: e.MEMGATE_MAX_ALIASES,
     maxCost: e.MEMGATE_MAX_COST,
     maxListSize: e.MEMGATE_MAX_LIST_SIZE,
     persistedOperations: e.MEMGATE_PERSISTED_OPERATIONS,
     textSearch: e.MEMGATE_TEXT_SEARCH ?? 'english',
+    metrics: e.MEMGATE_METRICS,
+    otlpTracing: Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
   };
 }
 
@@ -124,11 +140,14 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
   ['MEMGATE_LOG_LEVEL', 'info', 'debug | info | warn | error | silent'],
   ['MEMGATE_TRACE_SQL', '0', '1 adds extensions.sql = { statements, ms } to every response'],
   ['MEMGATE_TOKENS_FILE', '(unset = local mode)', 'JSON file of principals (bearer token SHA-256 hashes)'],
+  ['MEMGATE_TOKEN', '(unset)', '`memgate mcp` only: bearer token of the principal the agent acts as'],
   ['MEMGATE_PRODUCTION', '0', '1 disables introspection and GraphiQL'],
   ['MEMGATE_STATEMENT_TIMEOUT_MS', '15000', 'per-statement database timeout'],
+  ['MEMGATE_SUBSCRIPTION_QUEUE', '1000', 'changes a live subscriber may have pending before it is dropped'],
   ['MEMGATE_TRACE_RETENTION_DAYS', '30', 'context traces older than this are pruned'],
   ['MEMGATE_CHARS_PER_TOKEN', '3', 'token estimate = ceil(characters / this)'],
   ['MEMGATE_MAX_BODY_BYTES', '8388608', 'largest accepted request body'],
+  ['MEMGATE_REQUEST_TIMEOUT_MS', '30000', 'time to receive a whole request (headers within 10 s)'],
   ['MEMGATE_MAX_DEPTH', '12', 'deepest field nesting of an operation (LIMIT_EXCEEDED beyond)'],
   ['MEMGATE_MAX_ALIASES', '30', 'aliased fields per operation, fragments expanded'],
   ['MEMGATE_MAX_COST', '50000', 'estimated objects per operation (lists × page sizes)'],
@@ -138,5 +157,11 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
     'MEMGATE_TEXT_SEARCH',
     'english',
     'language of namespaces that set none: auto | russian | english | simple | …',
+  ],
+  ['MEMGATE_METRICS', '0', '1 serves Prometheus metrics on /metrics (admin token with a tokens file)'],
+  [
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    '(unset = no traces)',
+    'OTLP/HTTP collector URL; traces are exported there',
   ],
 ];

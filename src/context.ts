@@ -9,13 +9,27 @@ export interface Context {
   services: Services;
   loaders: Loaders;
   sql: SqlTrace;
+  /**
+   * Fresh loaders and services for the same principal. A subscription lives for many events;
+   * each event is read anew, so no cached row outlives the change that replaced it.
+   */
+  refresh(): void;
 }
 
 /** One per request: the principal, a statement-counting database view, fresh DataLoaders. */
 export function createContext(deps: AppDeps, principal: Principal): Context {
+  const context: Context = {
+    principal,
+    ...requestParts(deps, principal),
+    refresh: () => Object.assign(context, requestParts(deps, principal)),
+  };
+  return context;
+}
+
+function requestParts(deps: AppDeps, principal: Principal) {
   const sql: SqlTrace = { statements: 0, ms: 0 };
   const db = countingDatabase(deps.db, sql);
   const loaders = createLoaders(db, principal.scopes);
   const services = createServices({ deps, db, principal, loaders });
-  return { principal, services, loaders, sql };
+  return { services, loaders, sql };
 }

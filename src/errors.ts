@@ -2,17 +2,19 @@ import { GraphQLError } from 'graphql';
 import type { z } from 'zod';
 
 /** Stable codes carried in `extensions.code`; clients branch on these, never on messages. */
-export type ErrorCode =
-  | 'BAD_USER_INPUT'
-  | 'NOT_FOUND'
-  | 'FORBIDDEN'
-  | 'UNAUTHENTICATED'
-  | 'CONFLICT'
-  | 'SCHEMA_VIOLATION'
-  | 'LIMIT_EXCEEDED'
-  | 'PAGE_SIZE_EXCEEDED'
-  | 'UNAVAILABLE'
-  | 'KEY_UNAVAILABLE';
+export const ERROR_CODES = [
+  'BAD_USER_INPUT',
+  'NOT_FOUND',
+  'FORBIDDEN',
+  'UNAUTHENTICATED',
+  'CONFLICT',
+  'SCHEMA_VIOLATION',
+  'LIMIT_EXCEEDED',
+  'PAGE_SIZE_EXCEEDED',
+  'UNAVAILABLE',
+  'KEY_UNAVAILABLE',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export class MemgateError extends GraphQLError {
   readonly code: ErrorCode;

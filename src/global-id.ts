@@ -1,3 +1,4 @@
+import { unstorableText } from './domain/storable-text.js';
 import { badInput } from './errors.js';
 
 /**
@@ -32,4 +33,51 @@ export function parseGlobalId(id: string): { typename: string; parts: (string | 
   } catch {
     return null;
   }
+}
+
+/** The types `node(id:)` resolves; every other typename (AuditEntry, Query…) is refused. */
+export const NODE_TYPENAMES = ['Chunk', 'Entity', 'Fact', 'Observation'] as const;
+export type NodeTypename = (typeof NODE_TYPENAMES)[number];
+
+/** Chunk ids are bigserials the API prints as JSON numbers; beyond 2^53 no issued id exists. */
+const CHUNK_ID = /^\d{1,15}$/;
+
+export interface NodeId {
+  typename: NodeTypename;
+  namespace: string;
+  key: string;
+}
+
+/**
+ * The one check every node lookup goes through: a global id of a Node type whose local id is
+ * `[namespace, key]` with text PostgreSQL can store, and for a Chunk an integer in range.
+ * Anything else is the caller's mistake (BAD_USER_INPUT), decided before any SQL runs.
+ */
+export function parseNodeId(id: string): NodeId {
+  const shown = JSON.stringify(id.slice(0, 80));
+  const parsed = parseGlobalId(id);
+  if (parsed?.parts.length !== 2 || typeof parsed.parts[0] !== 'string') {
+    throw badInput(`${shown} is not a global id issued by this API.`);
+  }
+  if (!(NODE_TYPENAMES as readonly string[]).includes(parsed.typename)) {
+    throw badInput(
+      `${shown} is the id of a ${parsed.typename}, not of a node (${NODE_TYPENAMES.join(', ')}).`,
+    );
+  }
+  const [namespace, local] = parsed.parts as [string, string | number];
+  const key = String(local);
+  for (const text of [namespace, key]) {
+    const problem = unstorableText(text);
+    if (problem) throw badInput(`${shown}: ${problem}`);
+  }
+  if (parsed.typename === 'Chunk' && !CHUNK_ID.test(key)) {
+    throw badInput(`${shown}: a chunk id is a whole number below 10^15.`);
+  }
+  return { typename: parsed.typename as NodeTypename, namespace, key };
+}
+
+/** decodeGlobalId for node lookups: the same result, after parseNodeId accepted the id. */
+export function decodeNodeGlobalId(id: string): { typename: string; id: string } {
+  parseNodeId(id);
+  return decodeGlobalId(id);
 }

@@ -3,22 +3,37 @@ import type { Authenticate } from './auth/authenticate.js';
 import type { Database } from './db/database.js';
 import { BACKUP_PATH, handleBackup } from './http-backup.js';
 import type { Logger } from './logger.js';
-import type { Gateway } from './server.js';
+import type { McpHttpHandler } from './mcp/http.js';
+import { withRequestSpan } from './observability/tracing.js';
 import { pendingMigrations } from './store/migrate.js';
 
 export interface HttpOptions {
-  gateway: Gateway;
+  /** The yoga instance, or anything that answers a request the same way. */
+  gateway: { handle(req: IncomingMessage, res: ServerResponse): unknown };
   /** The gateway's own authentication, for the routes served beside GraphQL (backups). */
   authenticate: Authenticate;
   db: Database;
   logger: Logger;
   maxBodyBytes: number;
+  /** Time to receive a whole request; headers get at most 10 s of it. */
+  requestTimeoutMs: number;
+  /** Answers /mcp (Model Context Protocol over Streamable HTTP). */
+  mcp?: McpHttpHandler;
 }
 
-/** Routes /healthz, /readyz and /admin/backup itself, refuses oversized bodies, and hands the rest to yoga. */
+const HEADERS_TIMEOUT_MS = 10_000;
+
+/** Routes /healthz, /readyz and /admin/backup and /mcp itself, refuses oversized bodies, and hands the rest to yoga. */
 export function createHttpServer(options: HttpOptions): Server {
-  const { gateway, db, logger, maxBodyBytes, authenticate } = options;
-  return createServer((req: IncomingMessage, res: ServerResponse) => {
+  const { gateway, db, logger, maxBodyBytes, requestTimeoutMs, authenticate, mcp } = options;
+  // A client that declares a body and never sends it (or trickles headers) is answered 408 and
+  // cut off; Node checks the deadlines every `connectionsCheckingInterval`, hence the short one.
+  const server = createServer({
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs),
+    connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') {
@@ -80,10 +95,13 @@ export function createHttpServer(options: HttpOptions): Server {
     req.on('end', () => {
       if (refused) return;
       // whatwg-node uses a pre-read `body` as the request body instead of the (consumed) stream.
-      if (received > 0) (req as IncomingMessage & { body?: Buffer }).body = Buffer.concat(chunks);
-      void gateway.handle(req, res);
+      const body = received > 0 ? Buffer.concat(chunks) : null;
+      if (path === '/mcp' && mcp) return mcp(req, res, body);
+      if (body) (req as IncomingMessage & { body?: Buffer }).body = body;
+      withRequestSpan(req, res, () => void gateway.handle(req, res));
     });
   });
+  return server;
 }
 
 async function readiness(db: Database): Promise<string[]> {

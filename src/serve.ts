@@ -1,12 +1,20 @@
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { createApp } from './app.js';
 import { assertBindAllowed } from './auth/local-mode.js';
 import type { Config } from './config.js';
 import { createHttpServer } from './http.js';
+import { createMcpHttpHandler } from './mcp/http.js';
+import { startOtlpTracing } from './observability/tracing.js';
+import { attachWebSockets } from './websocket.js';
 
 /** Starts the gateway and keeps it up until SIGTERM/SIGINT, then drains and closes the pool. */
 export async function serve(config: Config): Promise<void> {
   assertBindAllowed(config);
+  // Before the database and the embedder: a taken port is reported in a moment, not after start-up.
+  if (config.port !== 0) await listenOn(createServer(), config).then((probe) => closeServer(probe));
+  // Before the gateway is built, so its plugins see the tracer provider.
+  const tracing = config.otlpTracing ? await startOtlpTracing('memgate') : null;
   const app = await createApp(config);
   const { logger } = app.deps;
   const server = createHttpServer({
@@ -15,14 +23,29 @@ export async function serve(config: Config): Promise<void> {
     db: app.deps.db,
     logger,
     maxBodyBytes: config.maxBodyBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
+    mcp: createMcpHttpHandler({
+      gateway: app.gateway,
+      authenticate: app.authenticate,
+      logger,
+      loopbackOnly: !config.tokensFile,
+    }),
   });
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  attachWebSockets(server, { gateway: app.gateway, authenticate: app.authenticate, logger });
+  try {
+    await listenOn(server, config);
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   logger.info('memgate listening', {
     url: `http://${config.host}:${port}/graphql`,
     backend: app.deps.db.backend,
     auth: config.tokensFile ? 'tokens' : 'local (loopback only)',
     embedder: app.deps.embedder.model,
+    metrics: config.metrics ? `http://${config.host}:${port}/metrics` : 'off',
+    tracing: tracing ? 'otlp' : 'off',
   });
 
   let stopping = false;
@@ -32,7 +55,7 @@ export async function serve(config: Config): Promise<void> {
     logger.info('shutting down', { signal });
     // close() stops accepting and waits for in-flight requests; idle keep-alives are cut.
     server.close(() => {
-      void app.close().then(() => {
+      void Promise.all([app.close(), tracing?.shutdown()]).then(() => {
         logger.info('stopped');
         process.exit(0);
       });
@@ -42,4 +65,30 @@ export async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** Listens, or rejects with one sentence (never an unhandled 'error' event with a stack). */
+function listenOn<S extends Server | ReturnType<typeof createServer>>(
+  server: S,
+  config: Pick<Config, 'host' | 'port'>,
+): Promise<S> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      const where = `${config.host}:${config.port}`;
+      if (error.code === 'EADDRINUSE') {
+        reject(new Error(`port ${where} is already in use (another memgate?); stop it or set MEMGATE_PORT`));
+      } else if (error.code === 'EACCES') {
+        reject(new Error(`no permission to listen on ${where}; choose MEMGATE_PORT above 1023`));
+      } else reject(new Error(`cannot listen on ${where}: ${error.message}`));
+    };
+    server.once('error', onError);
+    server.listen(config.port, config.host, () => {
+      server.off('error', onError);
+      resolve(server);
+    });
+  });
+}
+
+function closeServer(server: { close(cb: () => void): unknown }): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
 }

@@ -44,7 +44,8 @@ export interface TokenAuthenticatorOptions {
 /**
  * Bearer-token authentication against the tokens file. The file is read (and validated) once
  * here — a broken file stops start-up — and re-read when it changes; a broken edit later is
- * logged and the previous principals stay in force.
+ * logged and the previous principals stay in force. A deleted file fails closed: no principal
+ * at all (logged) until a valid file is back.
  *
  * The presented token is hashed and compared with every stored hash in constant time, with no
  * early exit, so neither the position of a match nor a near miss shows in the timing.
@@ -65,6 +66,14 @@ export async function createTokenAuthenticator(
       loaded = await load(path);
       options.logger?.info('tokens file reloaded', { principals: loaded.principals.length });
     } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        // Fail closed: a deleted file revokes every token until a valid file is back.
+        if (loaded !== MISSING) {
+          options.logger?.error('tokens file is gone; every request is refused until it is back', { path });
+        }
+        loaded = MISSING;
+        return;
+      }
       options.logger?.error('tokens file reload failed; keeping the previous principals', {
         error: (error as Error).message,
       });
@@ -97,6 +106,9 @@ export async function createTokenAuthenticator(
   };
   return Object.assign(authenticate, { reload });
 }
+
+/** The state after the file disappeared: nobody authenticates. */
+const MISSING: Loaded = Object.freeze({ principals: [], mtimeMs: -1, size: -1, ino: -1 });
 
 async function load(path: string): Promise<Loaded> {
   const info = await stat(path).catch(() => null);

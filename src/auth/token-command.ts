@@ -10,11 +10,14 @@ import {
 } from './tokens-file.js';
 
 const USAGE = `Usage:
-  memgate token create --id <id> --read <globs> [--write <globs>] [--scopes <labels>] [--pii] [--admin] [--file <path>]
+  memgate token create --id <id> [--read <globs>] [--write <globs>] [--scopes <labels>] [--pii] [--admin] [--file <path>]
   memgate token list [--file <path>]
   memgate token revoke --id <id> [--file <path>]
 
-Globs and labels are comma-separated or repeated (--read support --read 'team-*').
+--read, --write and --scopes take comma-separated values, and each may be given more than
+once; these two grant the same rights:
+  memgate token create --id agent-1 --read 'support,team-*'
+  memgate token create --id agent-1 --read support --read 'team-*'
 --scopes '*' lets the principal see every visibility scope.
 The file defaults to MEMGATE_TOKENS_FILE. create prints the new token once, on stdout: only
 its SHA-256 is stored, so it cannot be shown again.`;
@@ -78,7 +81,9 @@ function create(file: string, options: Options, io: Io): number {
   if (!id) throw new UsageError('--id is required');
   const read = list_(options, 'read');
   const write = list_(options, 'write');
-  if (read.length === 0 && write.length === 0) throw new UsageError('give at least one of --read or --write');
+  // An admin-only principal (a metrics scraper, an auditor) needs no namespace at all.
+  if (read.length === 0 && write.length === 0 && !options.flags.has('admin'))
+    throw new UsageError('give at least one of --read, --write or --admin');
   const token = generateToken();
   const parsed = principalEntrySchema.safeParse({
     id,

@@ -4,12 +4,17 @@ import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
 import { importExport, isExportHeader } from '../services/export-service.js';
 import { namespaceSchema } from '../services/validation.js';
+import type { ImportSummary, ImportWriter } from '../services/import-service.js';
 import { createProgress, formatSeconds } from './progress.js';
+import { remoteImportWriter } from './remote-writer.js';
 import { UsageError, parseArgs, positiveInt } from './args.js';
 import { configuredLocation, describeLocation, openLocation } from './database-location.js';
 
-const USAGE = `Usage: memgate import FILE.jsonl --namespace NS [--batch 500]
-       memgate import EXPORT.jsonl        (a file written by \`memgate export\`)`;
+const USAGE = `Usage: memgate import FILE.jsonl --namespace NS [--batch 500] [--url URL [--token TOKEN]]
+       memgate import EXPORT.jsonl        (a file written by \`memgate export\`)
+  --url URL      import through a running gateway's GraphQL API (e.g. http://127.0.0.1:4000/graphql)
+                 instead of opening the data folder, which a running gateway holds
+  --token TOKEN  bearer token for --url (default: MEMGATE_TOKEN)`;
 
 registerCommand('import', {
   summary: 'load a JSON Lines file of ObservationInput / DocumentInput, or a `memgate export` file',
@@ -27,8 +32,10 @@ registerCommand('import', {
     let file: string;
     let namespace: string;
     let batchSize: number;
+    let url: string | undefined;
+    let token: string | undefined;
     try {
-      const { positional, options } = parseArgs(args, ['namespace', 'batch']);
+      const { positional, options } = parseArgs(args, ['namespace', 'batch', 'url', 'token']);
       if (options.has('help')) {
         process.stdout.write(`${USAGE}\n`);
         return 0;
@@ -41,6 +48,10 @@ registerCommand('import', {
       if (!checked.success) throw new UsageError(`--namespace: ${checked.error.issues[0]?.message}`);
       namespace = checked.data;
       batchSize = positiveInt(options.get('batch'), 'batch', 500);
+      url = stringOption(options.get('url'), 'url');
+      if (url !== undefined && !/^https?:\/\/./.test(url))
+        throw new UsageError('--url must be an http(s) URL');
+      token = stringOption(options.get('token'), 'token') ?? process.env.MEMGATE_TOKEN;
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
       process.stderr.write(`${error.message}\n${USAGE}\n`);
@@ -48,14 +59,22 @@ registerCommand('import', {
     }
     const size = statSync(file).size; // fails early, with the path, when the file is missing
 
-    const { createApp } = await import('../app.js');
-    const { importJsonl } = await import('../services/import-service.js');
-    const app = await createApp(
-      parseConfig({ ...process.env, MEMGATE_LOG_LEVEL: process.env.MEMGATE_LOG_LEVEL ?? 'warn' }),
-    );
+    const { importJsonlWith, localImportWriter } = await import('../services/import-service.js');
+    let writer: ImportWriter;
+    let close = async () => {};
+    if (url) {
+      writer = remoteImportWriter(url, token);
+    } else {
+      const { createApp } = await import('../app.js');
+      const app = await createApp(
+        parseConfig({ ...process.env, MEMGATE_LOG_LEVEL: process.env.MEMGATE_LOG_LEVEL ?? 'warn' }),
+      );
+      writer = localImportWriter(app.deps, LOCAL_PRINCIPAL);
+      close = () => app.close();
+    }
     const progress = createProgress(`import ${namespace}`, process.stderr, 'lines');
     try {
-      const summary = await importJsonl(app.deps, LOCAL_PRINCIPAL, createReadStream(file), {
+      const summary = await importJsonlWith(writer, createReadStream(file), {
         namespace,
         batchSize,
         onProgress: (s) =>
@@ -63,22 +82,14 @@ registerCommand('import', {
             s.lines,
             undefined,
             `${size > 0 ? Math.min(100, (100 * s.bytes) / size).toFixed(0) : 100}% of file  ` +
-              `accepted ${s.accepted}  duplicate ${s.duplicate}  rejected ${s.rejected}`,
+              `accepted ${s.accepted}  partial ${s.partial}  duplicate ${s.duplicate}  rejected ${s.rejected}`,
           ),
       });
       progress.done();
-      const out = [
-        `imported ${file} into ${namespace} in ${formatSeconds(summary.ms / 1000)} ` +
-          `(${summary.lines} lines: ${summary.observations} observations, ${summary.documents} documents; ` +
-          `${(summary.lines / Math.max(summary.ms / 1000, 1e-3)).toFixed(0)} lines/s)`,
-        `accepted ${summary.accepted}  duplicate ${summary.duplicate}  rejected ${summary.rejected}`,
-        `statuses ${JSON.stringify(summary.statuses)}`,
-        ...(summary.reasons.length > 0 ? ['first rejections:', ...summary.reasons.map((r) => `  ${r}`)] : []),
-      ];
-      process.stdout.write(`${out.join('\n')}\n`);
+      process.stdout.write(`${formatSummary(file, namespace, summary).join('\n')}\n`);
       return summary.rejected > 0 ? 1 : 0;
     } finally {
-      await app.close();
+      await close();
     }
   },
 });
@@ -120,4 +131,20 @@ async function importExportFile(file: string): Promise<number> {
   } finally {
     await db.close();
   }
+}
+
+function formatSummary(file: string, namespace: string, summary: ImportSummary): string[] {
+  return [
+    `imported ${file} into ${namespace} in ${formatSeconds(summary.ms / 1000)} ` +
+      `(${summary.lines} lines: ${summary.observations} observations, ${summary.documents} documents; ` +
+      `${(summary.lines / Math.max(summary.ms / 1000, 1e-3)).toFixed(0)} lines/s)`,
+    `accepted ${summary.accepted}  partial ${summary.partial}  duplicate ${summary.duplicate}  rejected ${summary.rejected}`,
+    `statuses ${JSON.stringify(summary.statuses)}`,
+    ...(summary.reasons.length > 0 ? ['first rejections:', ...summary.reasons.map((r) => `  ${r}`)] : []),
+  ];
+}
+
+function stringOption(value: string | true | undefined, name: string): string | undefined {
+  if (value === true) throw new UsageError(`--${name} needs a value`);
+  return value;
 }

@@ -27,14 +27,15 @@ registerCommand('reindex', {
     const { openDatabase } = await import('../db/open-database.js');
     const { migrateForReindex, reindex } = await import('../services/reindex.js');
     const log = (msg: string) => process.stderr.write(`${msg}\n`);
-    const embedder = await createEmbedder(config.embedder, {
-      dataDir: config.dataDir,
-      openaiApiKey: config.openaiApiKey,
-      openaiBaseUrl: config.openaiBaseUrl,
-      log,
-    });
+    // The database first: a data folder held by a running gateway stops the command at once.
     const db = await openDatabase(config);
     try {
+      const embedder = await createEmbedder(config.embedder, {
+        dataDir: config.dataDir,
+        openaiApiKey: config.openaiApiKey,
+        openaiBaseUrl: config.openaiBaseUrl,
+        log,
+      });
       // No embedding check here: a mismatch is exactly what this command repairs.
       const stored = await migrateForReindex(db, embedder);
       log(

@@ -1,17 +1,19 @@
 /**
- * Phase 2 of retrieval: the union of the channels' candidates (≤ 256) is read back with only
- * the columns packing needs — never an embedding (the cosine distance to the query is computed
- * in SQL when a query vector exists). One statement per kind, all namespaces at once, each
- * with the namespace predicate and `visibleTo`; rows are then kept only for the (namespace, id)
- * pairs asked for. Lookups are `= ANY` on primary/unique keys and correlated subqueries, plans
- * that do not depend on table statistics (PGlite has no autovacuum, so it never analyzes). Facts are read
- * with their hard-filter verdict so that a fact reached by any channel is still only served
- * when ACTIVE at `asOf`.
+ * Stage 3, hydrate: the candidates of a compilation read back (one statement for every kind,
+ * see store/candidate-store.ts) and turned into what scoring, packing and rendering need.
+ * Hard filters happened in SQL; here rows become candidates or BLOCKED ones.
  */
 import type { Queryable } from '../db/database.js';
-import { EVIDENCE_RANK, type EvidenceClass } from '../domain/evidence.js';
-import { relevantTo } from '../retrieval/channels/facts.js';
-import { factVisibleTo, visibleTo } from '../store/visibility.js';
+import { EVIDENCE_RANK } from '../domain/evidence.js';
+import {
+  type CandidatePairs,
+  type CandidateReadContext,
+  type ChunkCandidateRow,
+  type EntityCandidateRow,
+  type FactCandidateRow,
+  type ObservationCandidateRow,
+  readCandidates,
+} from '../store/candidate-store.js';
 import {
   type BlockReason,
   type BlockedCandidate,
@@ -20,14 +22,7 @@ import {
   candidateKey,
 } from './candidates.js';
 
-export interface HydrateContext {
-  asOf: Date;
-  /** The query embedding as pgvector text, or null (no distance then). */
-  queryVector: string | null;
-  visibleScopes: string[] | null;
-  /** Relevance scopes requested; null = no relevance filter. */
-  scopes: string[] | null;
-}
+export type HydrateContext = CandidateReadContext;
 
 export interface Hydrated {
   candidates: Candidate[];
@@ -39,49 +34,31 @@ interface Pair {
   id: string;
 }
 
-const MAX_TEXT = 32_768;
+/**
+ * Reads every pair of `pairs` in one statement and maps the rows; candidates come out in the
+ * fixed kind order chunk, fact, observation, entity (the trace's blocked list depends on it).
+ */
+export async function hydrateCandidates(
+  q: Queryable,
+  pairs: CandidatePairs,
+  ctx: HydrateContext,
+): Promise<Hydrated> {
+  const rows = await readCandidates(q, pairs, ctx);
+  const parts = [
+    chunkCandidates(rows.chunk, pairs.chunk),
+    factCandidates(rows.fact, pairs.fact),
+    observationCandidates(rows.observation, pairs.observation),
+    entityCandidates(rows.entity, pairs.entity),
+  ];
+  return {
+    candidates: parts.flatMap((h) => h.candidates),
+    blocked: parts.flatMap((h) => h.blocked),
+  };
+}
 
 // ------------------------------------------------------------------ chunks
 
-interface ChunkPackRow {
-  namespace: string;
-  chunkId: number;
-  nodeKey: string;
-  kind: string;
-  title: string | null;
-  heading: string | null;
-  text: string;
-  sourcePath: string | null;
-  scopes: string[];
-  observationId: string | null;
-  time: Date | null;
-  pii: boolean;
-  nodeTitle: string | null;
-  distance: number | null;
-  relevant: boolean;
-}
-
-export async function hydrateChunks(q: Queryable, refs: Pair[], ctx: HydrateContext): Promise<Hydrated> {
-  if (refs.length === 0) return { candidates: [], blocked: [] };
-  const { rows } = await q.query<ChunkPackRow>(
-    `/* contextHydrateChunks */
-     SELECT c.namespace, c.chunk_id AS "chunkId", c.node_key AS "nodeKey", c.kind, c.title, c.heading,
-            left(c.text, ${MAX_TEXT}) AS text, c.source_path AS "sourcePath", c.scopes,
-            c.observation_id AS "observationId", coalesce(c.occurred_at, c.created_at) AS time, c.pii,
-            (SELECT e.title FROM entities e
-              WHERE e.namespace = c.namespace AND e.key = c.node_key AND ${visibleTo('e', '$3')}) AS "nodeTitle",
-            (c.embedding <=> $4::vector)::float8 AS distance,
-            ${relevantTo('c', '$5')} AS relevant
-     FROM chunks c
-     WHERE c.namespace = ANY($1::text[]) AND c.chunk_id = ANY($2::bigint[]) AND ${visibleTo('c', '$3')}`,
-    [
-      distinct(refs.map((r) => r.namespace)),
-      refs.map((r) => r.id),
-      ctx.visibleScopes,
-      ctx.queryVector,
-      ctx.scopes,
-    ],
-  );
+export function chunkCandidates(rows: ChunkCandidateRow[], refs: Pair[]): Hydrated {
   const out: Hydrated = { candidates: [], blocked: [] };
   const wanted = pairSet(refs);
   for (const r of rows) {
@@ -125,62 +102,7 @@ export async function hydrateChunks(q: Queryable, refs: Pair[], ctx: HydrateCont
 
 // ------------------------------------------------------------------ facts
 
-interface FactPackRow {
-  namespace: string;
-  factId: string;
-  subject: string;
-  predicate: string;
-  object: string;
-  validFrom: Date;
-  validTo: Date | null;
-  evidence: EvidenceClass;
-  status: string;
-  conflict: boolean;
-  conflictsWith: string[];
-  sourcePath: string | null;
-  scopes: string[];
-  subjectTitle: string;
-  objectTitle: string;
-  pii: boolean;
-  distance: number | null;
-  verdict: BlockReason | null;
-}
-
-export async function hydrateFacts(q: Queryable, refs: Pair[], ctx: HydrateContext): Promise<Hydrated> {
-  if (refs.length === 0) return { candidates: [], blocked: [] };
-  // Endpoint titles and visibility by correlated lookups on the primary key: a plan that does
-  // not depend on table statistics (PGlite never analyzes on its own).
-  const { rows } = await q.query<FactPackRow>(
-    `/* contextHydrateFacts */
-     SELECT f.namespace, f.fact_id AS "factId", f.subject, f.predicate, f.object, f.valid_from AS "validFrom",
-            f.valid_to AS "validTo", f.evidence, f.status, f.conflict, f.conflicts_with AS "conflictsWith",
-            f.source_path AS "sourcePath", f.scopes, s.title AS "subjectTitle", o.title AS "objectTitle",
-            (s.pii OR o.pii) AS pii,
-            (SELECT min(c.embedding <=> $4::vector)::float8 FROM chunks c
-              WHERE $4::vector IS NOT NULL AND c.namespace = f.namespace AND c.observation_id = ANY(f.observation_ids)
-                AND c.observation_id IS NOT NULL AND ${visibleTo('c', '$3')}) AS distance,
-            CASE
-              WHEN f.status = 'EVIDENCE_LOST' THEN 'EVIDENCE_LOST'
-              WHEN f.status = 'RETRACTED' THEN 'RETRACTED'
-              WHEN f.valid_from > $5::timestamptz OR (f.valid_to IS NOT NULL AND f.valid_to <= $5::timestamptz)
-                THEN CASE WHEN f.status = 'SUPERSEDED' THEN 'SUPERSEDED' ELSE 'NOT_VALID_AT_AS_OF' END
-              WHEN NOT ${relevantTo('f', '$6')} THEN 'OUT_OF_SCOPE'
-            END AS verdict
-     FROM facts f
-     CROSS JOIN LATERAL (SELECT e.title, e.pii FROM entities e
-                         WHERE e.namespace = f.namespace AND e.key = f.subject AND ${visibleTo('e', '$3')}) s
-     CROSS JOIN LATERAL (SELECT e.title, e.pii FROM entities e
-                         WHERE e.namespace = f.namespace AND e.key = f.object AND ${visibleTo('e', '$3')}) o
-     WHERE f.namespace = ANY($1::text[]) AND f.fact_id = ANY($2::text[]) AND ${factVisibleTo('f', '$3')}`,
-    [
-      distinct(refs.map((r) => r.namespace)),
-      refs.map((r) => r.id),
-      ctx.visibleScopes,
-      ctx.queryVector,
-      ctx.asOf,
-      ctx.scopes,
-    ],
-  );
+export function factCandidates(rows: FactCandidateRow[], refs: Pair[]): Hydrated {
   const out: Hydrated = { candidates: [], blocked: [] };
   const wanted = pairSet(refs);
   for (const r of rows) {
@@ -239,48 +161,7 @@ export function formatInstant(d: Date): string {
 
 // ------------------------------------------------------------------ observations
 
-interface ObservationPackRow {
-  namespace: string;
-  observationId: string;
-  kind: string;
-  sourceSystem: string;
-  sourceStream: string | null;
-  sourceExternalId: string | null;
-  occurredAt: Date;
-  scopes: string[];
-  text: string;
-  pii: boolean;
-  distance: number | null;
-  relevant: boolean;
-}
-
-export async function hydrateObservations(
-  q: Queryable,
-  refs: Pair[],
-  ctx: HydrateContext,
-): Promise<Hydrated> {
-  if (refs.length === 0) return { candidates: [], blocked: [] };
-  const { rows } = await q.query<ObservationPackRow>(
-    `/* contextHydrateObservations */
-     SELECT o.namespace, o.observation_id AS "observationId", o.kind, o.source_system AS "sourceSystem",
-            o.source_stream AS "sourceStream", o.source_external_id AS "sourceExternalId",
-            o.occurred_at AS "occurredAt", o.scopes,
-            left(coalesce(o.content, o.data::text, ''), ${MAX_TEXT}) AS text, o.pii,
-            (SELECT min(c.embedding <=> $4::vector)::float8 FROM chunks c
-              WHERE $4::vector IS NOT NULL AND c.namespace = o.namespace AND c.observation_id = o.observation_id
-                AND ${visibleTo('c', '$3')}) AS distance,
-            ${relevantTo('o', '$5')} AS relevant
-     FROM observations o
-     WHERE o.namespace = ANY($1::text[]) AND o.observation_id = ANY($2::text[]) AND ${visibleTo('o', '$3')}
-       AND o.status <> 'REDACTED'`,
-    [
-      distinct(refs.map((r) => r.namespace)),
-      refs.map((r) => r.id),
-      ctx.visibleScopes,
-      ctx.queryVector,
-      ctx.scopes,
-    ],
-  );
+export function observationCandidates(rows: ObservationCandidateRow[], refs: Pair[]): Hydrated {
   const out: Hydrated = { candidates: [], blocked: [] };
   const wanted = pairSet(refs);
   for (const r of rows) {
@@ -319,38 +200,7 @@ export async function hydrateObservations(
 
 // ------------------------------------------------------------------ entities
 
-interface EntityPackRow {
-  namespace: string;
-  key: string;
-  kind: string;
-  title: string;
-  attributes: string;
-  scopes: string[];
-  sourcePath: string | null;
-  pii: boolean;
-  time: Date | null;
-  relevant: boolean;
-}
-
-export async function hydrateEntities(q: Queryable, refs: Pair[], ctx: HydrateContext): Promise<Hydrated> {
-  if (refs.length === 0) return { candidates: [], blocked: [] };
-  const { rows } = await q.query<EntityPackRow>(
-    `/* contextHydrateEntities */
-     SELECT e.namespace, e.key, e.kind, coalesce(v.title, e.title) AS title,
-            left(coalesce(v.attributes, e.attributes)::text, 2000) AS attributes, e.scopes,
-            e.source_path AS "sourcePath", e.pii, coalesce(e.last_seen, e.updated_at) AS time,
-            ${relevantTo('e', '$5')} AS relevant
-     FROM entities e
-     LEFT JOIN LATERAL (
-       SELECT ev.title, ev.attributes FROM entity_versions ev
-       WHERE ev.namespace = e.namespace AND ev.key = e.key AND ev.valid_from <= $4::timestamptz
-         AND (ev.valid_to IS NULL OR ev.valid_to > $4::timestamptz)
-       ORDER BY ev.valid_from DESC LIMIT 1
-     ) v ON true
-     WHERE e.namespace = ANY($1::text[]) AND e.key = ANY($2::text[]) AND ${visibleTo('e', '$3')}
-       AND NOT e.placeholder`,
-    [distinct(refs.map((r) => r.namespace)), refs.map((r) => r.id), ctx.visibleScopes, ctx.asOf, ctx.scopes],
-  );
+export function entityCandidates(rows: EntityCandidateRow[], refs: Pair[]): Hydrated {
   const out: Hydrated = { candidates: [], blocked: [] };
   const wanted = pairSet(refs);
   for (const r of rows) {
@@ -408,10 +258,6 @@ function pairKey(namespace: string, id: string): string {
 
 function pairSet(refs: Pair[]): Set<string> {
   return new Set(refs.map((r) => pairKey(r.namespace, r.id)));
-}
-
-function distinct(values: string[]): string[] {
-  return [...new Set(values)];
 }
 
 function blocked(

@@ -2,9 +2,12 @@
  * Packing under a token budget (pure). CURRENT goes first (truncated to fit if it must), then
  * items are offered greedily by score: an item that does not fit is dropped OVER_BUDGET and
  * the next, smaller one may still fit. The banner and each section header are charged when
- * the first item that needs them is packed, so the rendered text never exceeds the budget.
+ * the first item that needs them is packed. The packer counts the code points of the text it
+ * will render (pieces joined by newlines), so `used` is exactly the estimate of that text —
+ * the pack's tokenEstimate — and never exceeds the budget.
  * Members of a conflict group are packed together or not at all (never one version silently).
  */
+import { countCodePoints } from '../domain/tokens.js';
 import { SECTION_KINDS, type SectionKind } from './candidates.js';
 import {
   BANNER,
@@ -46,7 +49,8 @@ export interface CurrentOutcome {
 }
 
 export class Packer {
-  private usedTokens = 0;
+  /** Code points of the rendered text so far, one newline per piece included. */
+  private usedPoints = 0;
   private bannerCharged = false;
   private readonly open = new Set<SectionKind>();
   private readonly byDedup = new Map<string, string>();
@@ -60,36 +64,46 @@ export class Packer {
     if (!Number.isInteger(budget) || budget <= 0) throw new RangeError(`budget must be a positive integer`);
   }
 
+  /** The token estimate of the text rendered so far (renderPack of `rendered()`). */
   get used(): number {
-    return this.usedTokens;
+    return this.tokensFor(this.usedPoints);
   }
 
   get remaining(): number {
-    return this.budget - this.usedTokens;
+    return this.budget - this.used;
   }
 
-  /** What adding blocks of `cost` to `sections` would cost, banner and new headers included. */
+  // The rendered text has no newline after its last piece.
+  private tokensFor(points: number): number {
+    return points === 0 ? 0 : Math.ceil((points - 1) / this.charsPerToken);
+  }
+
+  private fits(extraPoints: number): boolean {
+    return this.tokensFor(this.usedPoints + extraPoints) <= this.budget;
+  }
+
+  /** Code points that adding blocks to `sections` would add: banner and new headers. */
   private overhead(sections: Iterable<SectionKind>): number {
-    let extra = this.bannerCharged ? 0 : pieceCost(BANNER, this.charsPerToken);
+    let extra = this.bannerCharged ? 0 : piecePoints(BANNER);
     const seen = new Set<SectionKind>();
     for (const s of sections) {
       if (this.open.has(s) || seen.has(s)) continue;
       seen.add(s);
-      extra += pieceCost(sectionHeader(s), this.charsPerToken);
+      extra += piecePoints(sectionHeader(s));
     }
     return extra;
   }
 
-  private commit(section: SectionKind, key: string, block: string, cost: number): void {
+  private commit(section: SectionKind, key: string, block: string): void {
     if (!this.bannerCharged) {
-      this.usedTokens += pieceCost(BANNER, this.charsPerToken);
+      this.usedPoints += piecePoints(BANNER);
       this.bannerCharged = true;
     }
     if (!this.open.has(section)) {
-      this.usedTokens += pieceCost(sectionHeader(section), this.charsPerToken);
+      this.usedPoints += piecePoints(sectionHeader(section));
       this.open.add(section);
     }
-    this.usedTokens += cost;
+    this.usedPoints += piecePoints(block);
     this.items.set(section, [...(this.items.get(section) ?? []), block]);
     this.entryKeys.set(section, [...(this.entryKeys.get(section) ?? []), key]);
   }
@@ -102,24 +116,24 @@ export class Packer {
     const block = renderItem({ kind: 'current', label: 'current', text });
     const fullCost = pieceCost(block, this.charsPerToken);
     const overhead = this.overhead(['CURRENT']);
-    if (overhead + fullCost <= this.remaining) {
-      this.commit('CURRENT', 'current', block, fullCost);
+    if (this.fits(overhead + piecePoints(block))) {
+      this.commit('CURRENT', 'current', block);
       return { included: true, truncated: false, text, block, cost: fullCost, fullCost };
     }
-    const room = this.remaining - overhead;
+    // No prefix longer than the code points still free can fit; search below that.
+    const roomPoints = Math.floor(this.budget * this.charsPerToken) + 1 - this.usedPoints - overhead;
     const fits = (n: number) => {
       const t = sliceCodePoints(text, n) + TRUNCATION_MARK;
       const b = renderItem({ kind: 'current', label: 'current', text: t });
       return { t, b, c: pieceCost(b, this.charsPerToken) };
     };
-    // No prefix longer than room × charsPerToken code points can fit; search below that.
     let lo = 0;
-    let hi = Math.max(0, Math.floor(room * this.charsPerToken));
+    let hi = Math.max(0, roomPoints);
     let best: { t: string; b: string; c: number } | null = null;
     while (lo <= hi) {
       const mid = Math.floor((lo + hi) / 2);
       const attempt = fits(mid);
-      if (attempt.c <= room) {
+      if (this.fits(overhead + piecePoints(attempt.b))) {
         best = attempt;
         lo = mid + 1;
       } else {
@@ -129,7 +143,7 @@ export class Packer {
     if (!best || best.t === TRUNCATION_MARK) {
       return { included: false, truncated: true, text: '', block: '', cost: 0, fullCost };
     }
-    this.commit('CURRENT', 'current', best.b, best.c);
+    this.commit('CURRENT', 'current', best.b);
     return { included: true, truncated: true, text: best.t, block: best.b, cost: best.c, fullCost };
   }
 
@@ -151,15 +165,16 @@ export class Packer {
       }
     }
     if (fresh.length === 0) return outcomes;
-    const need = this.overhead(fresh.map((e) => e.section)) + fresh.reduce((sum, e) => sum + e.cost, 0);
-    if (need > this.remaining) {
+    const need =
+      this.overhead(fresh.map((e) => e.section)) + fresh.reduce((sum, e) => sum + piecePoints(e.block), 0);
+    if (!this.fits(need)) {
       for (const e of fresh) {
         outcomes.push({ key: e.key, status: 'EXCLUDED', reason: 'OVER_BUDGET', tokenEstimate: e.cost });
       }
       return outcomes;
     }
     for (const e of fresh) {
-      this.commit(e.section, e.key, e.block, e.cost);
+      this.commit(e.section, e.key, e.block);
       this.byDedup.set(e.dedupKey, e.key);
       outcomes.push({ key: e.key, status: 'INCLUDED' });
     }
@@ -186,4 +201,9 @@ export class Packer {
 /** Greedy by score: groups are offered in the given order (already sorted by score). */
 export function packGreedy(packer: Packer, groups: readonly (readonly PackEntry[])[]): PackOutcome[] {
   return groups.flatMap((g) => packer.offer(g));
+}
+
+/** Code points a piece adds to the rendered text, with the newline that follows it. */
+function piecePoints(piece: string): number {
+  return countCodePoints(piece) + 1;
 }

@@ -1,9 +1,9 @@
 /**
  * How a pack is rendered for a prompt, and what each piece costs. The rendered text is the
  * concatenation of pieces (banner, section headers, item blocks), each followed by a newline,
- * and each piece's cost is `estimateTokens(piece + "\n")`. Because ceil is subadditive, the
- * estimate of the whole text never exceeds the sum of the costs packing charged — so the text
- * never exceeds the budget.
+ * and each piece's cost (an item's tokenEstimate) is `estimateTokens(piece + "\n")`. Packing
+ * counts the code points of the whole text instead, so the pack's `budget.used` equals its
+ * tokenEstimate; the sum of piece costs can be a little higher (each is rounded up).
  */
 import { estimateTokens } from '../domain/tokens.js';
 import {

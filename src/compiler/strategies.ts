@@ -1,14 +1,22 @@
 /**
  * Strategies of the context compiler: which retrieval channels run and with which RRF weight.
- * Data, not code paths — `compile.ts` runs whatever a strategy lists.
+ * Data, not code paths — the compiler runs whatever a strategy lists (see ../retrieval/vocabulary.ts).
  */
+import {
+  CHANNELS,
+  CONTEXT_STRATEGIES,
+  type ChannelName,
+  type ContextStrategy,
+  DEFAULT_WEIGHTS,
+  QUERY_CHANNELS,
+  STRATEGY_CHANNELS,
+} from '../retrieval/vocabulary.js';
 
-export const CONTEXT_STRATEGIES = ['HYBRID', 'SEMANTIC', 'EXACT', 'GRAPH', 'BRIEFING'] as const;
-export type ContextStrategy = (typeof CONTEXT_STRATEGIES)[number];
+export { CONTEXT_STRATEGIES, type ContextStrategy };
 
-/** Channels the compiler knows: the search module's four plus `facts` and `recent`. */
-export const COMPILER_CHANNELS = ['vector', 'lexical', 'exact', 'facts', 'graph', 'recent'] as const;
-export type CompilerChannel = (typeof COMPILER_CHANNELS)[number];
+/** Channels the compiler knows: every channel of the vocabulary. */
+export const COMPILER_CHANNELS = CHANNELS;
+export type CompilerChannel = ChannelName;
 
 export interface StrategyPlan {
   strategy: ContextStrategy;
@@ -18,23 +26,16 @@ export interface StrategyPlan {
   usesQuery: boolean;
 }
 
-/** Fixed weights from the issue; `vector` comes from the embedder's preset (see planFor). */
+/** The vocabulary's weights; `vector` comes from the embedder's preset (see planFor). */
 export const BASE_WEIGHTS: Readonly<Omit<Record<CompilerChannel, number>, 'vector'>> = {
-  lexical: 1.0,
-  exact: 1.0,
-  facts: 1.0,
-  graph: 0.7,
-  recent: 0.6,
+  lexical: DEFAULT_WEIGHTS.lexical,
+  exact: DEFAULT_WEIGHTS.exact,
+  facts: DEFAULT_WEIGHTS.facts,
+  graph: DEFAULT_WEIGHTS.graph,
+  recent: DEFAULT_WEIGHTS.recent,
 };
 
-const CHANNELS_OF: Readonly<Record<ContextStrategy, readonly CompilerChannel[]>> = {
-  // "All five": lexical (with its exact-identifier companion), vector, facts, graph, recent.
-  HYBRID: ['vector', 'lexical', 'exact', 'facts', 'graph', 'recent'],
-  SEMANTIC: ['vector'],
-  EXACT: ['lexical', 'exact'],
-  GRAPH: ['graph', 'facts'],
-  BRIEFING: ['graph', 'facts', 'recent'],
-};
+const QUERY = new Set<CompilerChannel>(QUERY_CHANNELS);
 
 /**
  * The channels and weights of `strategy`. `vectorWeight` is the weight that fits the configured
@@ -44,9 +45,7 @@ const CHANNELS_OF: Readonly<Record<ContextStrategy, readonly CompilerChannel[]>>
 export function planFor(strategy: ContextStrategy, vectorWeight: number, query: string): StrategyPlan {
   const usesQuery = strategy !== 'BRIEFING';
   const hasQuery = usesQuery && query.trim().length > 0;
-  const channels = CHANNELS_OF[strategy].filter(
-    (c) => hasQuery || (c !== 'vector' && c !== 'lexical' && c !== 'exact'),
-  );
+  const channels = STRATEGY_CHANNELS[strategy].filter((c) => hasQuery || !QUERY.has(c));
   return {
     strategy,
     channels: [...channels],

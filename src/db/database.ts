@@ -1,3 +1,7 @@
+import type { DatabaseLoad } from '../observability/metrics.js';
+import { observeStatement } from '../observability/sql.js';
+import { inSpan } from '../observability/tracing.js';
+
 /** The one database interface every store uses; two adapters implement it (PGlite, node-postgres). */
 export interface QueryResult<R> {
   rows: R[];
@@ -17,6 +21,15 @@ export interface Database extends Queryable {
   /** Runs several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
+  /** Pool clients (node-postgres) or queue depth (PGlite), read when /metrics is scraped. */
+  load?(): DatabaseLoad;
+  /** Reports each wait for the single connection (PGlite), in milliseconds; undefined stops it. */
+  observeQueueWait?(listener: ((ms: number) => void) | undefined): void;
+  /**
+   * Native PostgreSQL only: LISTEN on `channel` over a dedicated connection (a pooled one
+   * would lose its LISTEN on release). Reconnects on its own; resolves to the stop function.
+   */
+  listen?(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
 /** Per-request SQL accounting, surfaced as `extensions.sql` when MEMGATE_TRACE_SQL=1. */
@@ -43,13 +56,15 @@ export function countingDatabase(db: Database, trace: SqlTrace): Database {
       trace.ms += performance.now() - started;
     });
   };
+  // Metrics and spans per statement, by its queryName (a no-op wrapper when both are off).
   const countingQueryable = (q: Queryable): Queryable => ({
-    query: (sql, params) => count(() => q.query(sql, params)),
+    query: (sql, params) => count(() => observeStatement(sql, () => q.query(sql, params))),
   });
   return {
     backend: db.backend,
-    query: (sql, params) => count(() => db.query(sql, params)),
-    transaction: (name, fn) => db.transaction(name, (tx) => fn(countingQueryable(tx))),
+    query: (sql, params) => count(() => observeStatement(sql, () => db.query(sql, params))),
+    transaction: (name, fn) =>
+      inSpan(`transaction ${name}`, {}, () => db.transaction(name, (tx) => fn(countingQueryable(tx)))),
     exec: (sql) => db.exec(sql),
     close: () => db.close(),
   };

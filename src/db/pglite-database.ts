@@ -3,6 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { type Database, type QueryResult, type Queryable, toParam } from './database.js';
+import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import { Mutex } from './mutex.js';
 
 export interface PgliteOptions {
@@ -20,13 +21,24 @@ export interface PgliteDatabase extends Database {
 }
 
 export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase> {
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const pglite = await PGlite.create({
-    dataDir: options.dataDir,
-    loadDataDir: options.loadDataDir,
-    extensions: { vector, pg_trgm },
-    relaxedDurability: false,
-  });
+  let folderLock: DataDirLock | undefined;
+  if (options.dataDir) {
+    mkdirSync(options.dataDir, { recursive: true });
+    // Before PGlite touches the files: a second process must not even replay the WAL.
+    folderLock = lockDataDir(options.dataDir);
+  }
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create({
+      dataDir: options.dataDir,
+      loadDataDir: options.loadDataDir,
+      extensions: { vector, pg_trgm },
+      relaxedDurability: false,
+    });
+  } catch (error) {
+    folderLock?.release();
+    throw error;
+  }
   // The default 64 MB makes HNSW builds ~4x slower; the WASM heap allows this comfortably.
   await pglite.exec(`SET maintenance_work_mem = '512MB'`);
   const lock = new Mutex();
@@ -39,6 +51,10 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
   return {
     backend: 'pglite',
     pglite,
+    load: () => ({ queue: { depth: lock.depth } }),
+    observeQueueWait: (listener) => {
+      lock.onWait = listener;
+    },
     query: (sql, params) => lock.run(() => run(sql, params)),
     transaction: (_name, fn) =>
       lock.run(async () => {
@@ -58,6 +74,13 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
         await pglite.exec(sql);
       }),
     exclusive: (fn) => lock.run(() => fn(pglite)),
-    close: () => lock.run(() => pglite.close()),
+    close: () =>
+      lock.run(async () => {
+        try {
+          await pglite.close();
+        } finally {
+          folderLock?.release();
+        }
+      }),
   };
 }

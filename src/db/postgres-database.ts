@@ -47,6 +47,10 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
     application_name: 'memgate',
     types,
   });
+  // An idle client whose connection dies (a server restart, pg_terminate_backend, DROP DATABASE
+  // … FORCE) is dropped by the pool and replaced on demand; without a listener its 'error' event
+  // would be unhandled and end the process.
+  pool.on('error', () => undefined);
   const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
     const result = await q.query(sql, params ? params.map(toParam) : []);
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 } satisfies QueryResult<R>;
@@ -56,6 +60,9 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
     backend: 'postgres',
     pool,
     connectionString: options.connectionString,
+    load: () => ({
+      pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
+    }),
     query: (sql, params) => run(pool, sql, params),
     async transaction(_name, fn) {
       const client = await pool.connect();
@@ -76,6 +83,48 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
       await pool.query(sql);
     },
     close: () => pool.end(),
+    listen: (channel, onPayload) => listenOn(options.connectionString, channel, onPayload),
   };
   return db;
+}
+
+const RECONNECT_MS = 1000;
+
+/** A dedicated client that stays LISTENing; a dropped connection is re-opened after a pause. */
+async function listenOn(
+  connectionString: string,
+  channel: string,
+  onPayload: (payload: string) => void,
+): Promise<() => Promise<void>> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
+  let stopped = false;
+  let client: pg.Client | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString, application_name: 'memgate-listen' });
+    c.on('notification', (message) => {
+      if (message.channel === channel && message.payload) onPayload(message.payload);
+    });
+    c.on('error', () => retry(c));
+    c.on('end', () => retry(c));
+    await c.connect();
+    await c.query(`LISTEN ${channel}`);
+    client = c;
+  };
+  const retry = (broken: pg.Client) => {
+    if (stopped || client !== broken || timer) return;
+    client = null;
+    void broken.end().catch(() => undefined);
+    timer = setTimeout(() => {
+      timer = null;
+      void connect().catch(() => retry(broken));
+    }, RECONNECT_MS);
+    timer.unref();
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    await (client as pg.Client | null)?.end().catch(() => undefined);
+  };
 }

@@ -369,7 +369,20 @@ const PHONE_CANDIDATE = new RegExp(
   'g',
 );
 
+// Dots join digits in versions, dates and addresses too, so a dotted number counts only in the
+// North American shape: [+1.]415.555.0144 (area code and exchange start with 2–9).
+const DOTTED_US_PHONE = /(?:\+?1\.)?[2-9]\d{2}\.[2-9]\d{2}\.\d{4}/g;
+
 function findPhones(text: string): Array<[number, number]> {
+  const dotted: Array<[number, number]> = [];
+  for (const m of text.matchAll(DOTTED_US_PHONE)) {
+    const end = m.index + m[0].length;
+    if (isolated(text, m.index, end)) dotted.push([m.index, end]);
+  }
+  return [...dotted, ...groupedPhones(text)];
+}
+
+function groupedPhones(text: string): Array<[number, number]> {
   return windows(
     text,
     PHONE_CANDIDATE,

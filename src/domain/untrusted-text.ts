@@ -3,7 +3,9 @@
  * Before rendering it we make sure it can neither pass for instructions nor for the structure
  * of our own context text. Nothing is deleted except invisible characters: flagged lines are
  * kept (they may be legitimate content) but prefixed with a visible marker, and the tokens that
- * carry structure are escaped.
+ * carry structure are defused by swapping their angle brackets for the single angle quotes
+ * ‹ and ›. The text goes to a model, not a browser: HTML entities would only garble it
+ * ("Design &gt; Risks"), so none are used.
  */
 
 /** First line of every rendered context text. */
@@ -41,13 +43,16 @@ export function renderDelimited(label: string, text: string): string {
   return body ? `${fenceOpen(label)}\n${body}\n${FENCE_CLOSE}` : `${fenceOpen(label)}\n${FENCE_CLOSE}`;
 }
 
-/** A label (title, key, path) reduced to one visible line without angle brackets. */
+/**
+ * A label (title, key, path) reduced to one visible line that cannot close the fence: an
+ * angle bracket standing alone between spaces ("Design > Risks") is kept, any other becomes
+ * an angle quote (">>>" → "›››", "<system>" → "‹system›").
+ */
 export function sanitizeLabel(label: string): string {
   const clean = stripInvisible(normalizeNewlines(label))
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
     .replace(/\s+/g, ' ')
-    .trim();
+    .trim()
+    .replace(/(?<! )[<>]|[<>](?! )/g, defuseAngles);
   if (!clean) return 'untitled';
   const chars = Array.from(clean);
   return chars.length > MAX_LABEL_CHARS ? `${chars.slice(0, MAX_LABEL_CHARS - 1).join('')}…` : clean;
@@ -105,18 +110,23 @@ function stripInvisible(text: string): string {
 
 const TOKEN_PATTERNS: Array<[RegExp, (match: string) => string]> = [
   // Our fence opener and closer both start with `<<<` (also full-width / small-form variants).
-  [/[<\uff1c\ufe64]{3,}/g, (m) => '&lt;'.repeat(Array.from(m).length)],
+  [/[<\uff1c\ufe64]{3,}/g, (m) => '‹'.repeat(Array.from(m).length)],
   // Chat-template special tokens: <|im_start|>, <|system|>, <|endoftext|>…
-  [/<\||\|>/g, (m) => (m === '<|' ? '&lt;|' : '|&gt;')],
+  [/<\||\|>/g, defuseAngles],
   // Llama-style markers.
   [/\[\s*(\/?)\s*INST\s*\]/gi, (m) => (m.includes('/') ? '(/INST)' : '(INST)')],
-  [/<<\s*\/?\s*SYS\s*>>/gi, (m) => m.replace(/</g, '&lt;').replace(/>/g, '&gt;')],
+  [/<<\s*\/?\s*SYS\s*>>/gi, defuseAngles],
   // Role-like tags and end-of-sequence tokens: <system>, </assistant>, <s>, </s>…
   [
     /<\s*\/?\s*(?:system|assistant|user|developer|human|tool|instructions?|prompt|s|sys|im_start|im_end|memgate)\b[^<>\n]{0,100}>/gi,
-    (m) => m.replace(/</g, '&lt;').replace(/>/g, '&gt;'),
+    defuseAngles,
   ],
 ];
+
+/** "<" → "‹", ">" → "›": still readable, no longer a token (and no HTML entity to garble it). */
+function defuseAngles(text: string): string {
+  return text.replace(/</g, '‹').replace(/>/g, '›');
+}
 
 function escapeTokens(line: string): { text: string; changed: boolean } {
   let text = line;

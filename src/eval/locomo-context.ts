@@ -3,6 +3,7 @@ import type { ContextPackValue } from '../compiler/compile.js';
 import { parseGlobalId } from '../global-id.js';
 import { createLoaders } from '../loaders.js';
 import { ContextService } from '../services/context-service.js';
+import { observationsOfItems } from '../store/eval-store.js';
 import type { AppDeps } from '../services/request-scope.js';
 import { type QuestionScore, scoreRanking } from './metrics.js';
 
@@ -63,27 +64,16 @@ async function turnsOf(
   const chunkIds = items.filter((i) => i.kind === 'chunk').map((i) => Number(local(i.id)));
   const factIds = items.filter((i) => i.kind === 'fact').map((i) => local(i.id));
   const sessions = items.filter((i) => (i.kind as string) === 'session').map((i) => local(i.id));
-  const [chunks, facts, sessionTurns] = await Promise.all([
-    deps.db.query<{ id: string; obs: string | null }>(
-      `/* evalChunkObservations */ SELECT chunk_id::text AS id, observation_id AS obs FROM chunks
-       WHERE namespace = $1 AND chunk_id = ANY($2::bigint[])`,
-      [namespace, chunkIds],
-    ),
-    deps.db.query<{ id: string; obs: string[] }>(
-      `/* evalFactObservations */ SELECT fact_id AS id, observation_ids AS obs FROM facts
-       WHERE namespace = $1 AND fact_id = ANY($2::text[])`,
-      [namespace, factIds],
-    ),
-    deps.db.query<{ session: string; obs: string }>(
-      `/* evalSessionObservations */ SELECT session_id AS session, observation_id AS obs FROM observations
-       WHERE namespace = $1 AND session_id = ANY($2::text[]) ORDER BY occurred_at, observation_id`,
-      [namespace, sessions],
-    ),
-  ]);
-  const chunkObs = new Map(chunks.rows.map((r) => [r.id, r.obs ? [r.obs] : []]));
-  const factObs = new Map(facts.rows.map((r) => [r.id, r.obs]));
-  const sessionObs = new Map<string, string[]>();
-  for (const r of sessionTurns.rows) sessionObs.set(r.session, [...(sessionObs.get(r.session) ?? []), r.obs]);
+  const {
+    chunks: chunkObs,
+    facts: factObs,
+    sessions: sessionObs,
+  } = await observationsOfItems(
+    deps.db,
+    namespace,
+    { chunkIds, factIds, sessionIds: sessions },
+    LOCAL_PRINCIPAL.scopes,
+  );
   const ranking: string[] = [];
   const seen = new Set<string>();
   for (const item of items) {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { conversationIdOf, locomoToObservations } from '../../scripts/locomo-to-jsonl.js';
+import { conversationIdOf, locomoToObservations } from './locomo-jsonl.js';
 import { createApp } from '../app.js';
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
 import { parseConfig } from '../config.js';

@@ -64,6 +64,8 @@ export interface LoadWordVectorsOptions {
   readonly log?: (msg: string) => void;
   /** Where the package JSON is; normally resolved from node_modules. Without one a valid cache is still used. */
   readonly sourcePath?: string;
+  /** A cache built at install time (read-only); used when valid, so a first start converts nothing. */
+  readonly prebuiltPath?: string;
 }
 
 /**
@@ -76,6 +78,10 @@ export async function loadWordVectors(options: LoadWordVectorsOptions): Promise<
   const cachePath = wordVectorsCachePath(options.dataDir);
   const source = await findSource(options.sourcePath);
 
+  if (options.prebuiltPath) {
+    const prebuilt = await readWordVectorsCache(options.prebuiltPath, { maxWords, source });
+    if (prebuilt.ok) return prebuilt.vectors;
+  }
   const cached = await readWordVectorsCache(cachePath, { maxWords, source });
   if (cached.ok) return cached.vectors;
   if (!source) {

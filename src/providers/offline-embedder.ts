@@ -6,6 +6,7 @@ import {
   wordVectorsCachePath,
 } from './embedding-cache.js';
 import { hashingVector } from './hashing-embedder.js';
+import { prebuiltWordVectorsPath } from '../assets.js';
 
 export const OFFLINE_MODEL = 'offline:wink-sg-100d-sif';
 
@@ -43,7 +44,12 @@ export async function createOfflineEmbedder(options: OfflineEmbedderOptions): Pr
   const key = `${wordVectorsCachePath(options.dataDir)}#${options.maxWords ?? DEFAULT_MAX_WORDS}`;
   let model = loaded.get(key);
   if (!model) {
-    model = loadWordVectors(options).then((vectors) => new OfflineModel(vectors));
+    // The default vocabulary is prepared at install time; a test's custom one never is.
+    const prebuiltPath =
+      options.maxWords === undefined && options.sourcePath === undefined
+        ? prebuiltWordVectorsPath()
+        : undefined;
+    model = loadWordVectors({ ...options, prebuiltPath }).then((vectors) => new OfflineModel(vectors));
     loaded.set(key, model);
     // A failed build must not poison later attempts.
     model.catch(() => loaded.delete(key));

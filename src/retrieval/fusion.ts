@@ -3,19 +3,9 @@
  * candidates — its values are tiny (at most Σweights / 61) and must never be shown as confidence.
  */
 
-export const DEFAULT_RRF_K = 60;
+import { DEFAULT_RRF_K, DEFAULT_WEIGHTS } from './vocabulary.js';
 
-export const CHANNELS = ['vector', 'lexical', 'facts', 'graph', 'recent'] as const;
-export type ChannelName = (typeof CHANNELS)[number];
-
-/** Default channel weights; a request may override any of them. */
-export const DEFAULT_CHANNEL_WEIGHTS: Readonly<Record<ChannelName, number>> = {
-  vector: 1.0,
-  lexical: 1.0,
-  facts: 1.0,
-  graph: 0.7,
-  recent: 0.6,
-};
+export { DEFAULT_RRF_K };
 
 /** A channel's hit: its id, and the channel's own raw score when it has one (cosine, ts_rank…). */
 export type RankedCandidate = string | { id: string; score?: number | null };
@@ -56,8 +46,7 @@ export function fuse(
   entries.sort(([a], [b]) => compareStrings(a, b));
   const byId = new Map<string, { rrf: number; channels: ChannelHit[] }>();
   for (const [channel, list] of entries) {
-    const weight =
-      weights[channel] ?? (DEFAULT_CHANNEL_WEIGHTS as Readonly<Record<string, number>>)[channel] ?? 1;
+    const weight = weights[channel] ?? (DEFAULT_WEIGHTS as Readonly<Record<string, number>>)[channel] ?? 1;
     if (!Number.isFinite(weight) || weight < 0) throw new RangeError(`weight of ${channel} must be ≥ 0`);
     const seen = new Set<string>();
     list.forEach((candidate, rank) => {

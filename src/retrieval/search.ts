@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/database.js';
-import { MemgateError } from '../errors.js';
 import type { Embedder } from '../providers/embedder.js';
 import type { Llm } from '../providers/llm.js';
 import type { ChunkRow } from '../store/chunk-store.js';
+import { ChannelRunner } from './channel-runner.js';
 import { exactChannel } from './channels/exact.js';
 import {
   type ChunkCandidate,
@@ -19,6 +19,7 @@ import { type ChannelHit, type RankedCandidate, fuse, scoreBonuses } from './fus
 import { extractIdentifiers } from './identifiers.js';
 import { applyRerank, rerank } from './rerank.js';
 import { fusionWeights, type RetrievalSettings } from './settings.js';
+import { MODE_CHANNELS, type SearchMode } from './vocabulary.js';
 
 /**
  * One search, start to end: channels (concurrently) → weighted RRF + bonuses → graph
@@ -27,7 +28,7 @@ import { fusionWeights, type RetrievalSettings } from './settings.js';
  * and supplies the per-request database, loaders and providers.
  */
 
-export type SearchMode = 'HYBRID' | 'VECTOR' | 'LEXICAL';
+export type { SearchMode };
 
 export type SearchFilters = Omit<ChunkFilter, 'namespaces' | 'visibleScopes'>;
 
@@ -54,6 +55,9 @@ export interface RetrievalContext {
   loadChunks(refs: { namespace: string; chunkId: number }[]): Promise<(ChunkRow | null)[]>;
   /** Applied to every text sent to a model (PII masking for the principal); identity if absent. */
   maskText?: (text: string) => string;
+  /** A channel (embedding call included) slower than this is abandoned with a warning. */
+  channelTimeoutMs: number;
+  onChannelError?: (channel: string, error: unknown) => void;
 }
 
 export interface SearchHitResult {
@@ -90,6 +94,8 @@ export interface SearchOutcome {
   neighbors: GraphNeighbor[];
   channels: ChannelStat[];
   rerank: RerankReport;
+  /** One per channel that failed or timed out: the hits are degraded, the search answered. */
+  warnings: string[];
 }
 
 /**
@@ -100,12 +106,7 @@ export function candidatePool(k: number, namespaceCount: number): number {
   return Math.max(20, k * Math.max(2, namespaceCount));
 }
 
-/** Which channels a mode runs (and the settings' `enabled` flags narrow further). */
-export const MODE_CHANNELS: Readonly<Record<SearchMode, readonly ('vector' | 'lexical' | 'exact')[]>> = {
-  HYBRID: ['vector', 'lexical', 'exact'],
-  VECTOR: ['vector'],
-  LEXICAL: ['lexical', 'exact'],
-};
+export { MODE_CHANNELS };
 
 export async function search(ctx: RetrievalContext, request: SearchRequest): Promise<SearchOutcome> {
   const s = request.settings;
@@ -116,13 +117,17 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
     visibleScopes: ctx.visibleScopes,
   };
   const query = request.query.trim();
-  const stats: ChannelStat[] = [];
+  const runner = new ChannelRunner({
+    timeoutMs: ctx.channelTimeoutMs,
+    onError: ctx.onChannelError,
+    pipeline: 'search',
+  });
   const rerankWanted = request.rerank === true;
   const poolSize = rerankWanted ? Math.max(s.rerank.poolSize, request.k) : request.k;
 
   let ranked: RankedId[];
   if (query === '') {
-    const listed = await timed(stats, 'list', () => listingChannel(ctx.db, { filter, limit: request.k }));
+    const listed = await runner.run('list', 0, () => listingChannel(ctx.db, { filter, limit: request.k }));
     ranked = listed.map((c, rank) => ({
       id: candidateId(c),
       namespace: c.namespace,
@@ -133,7 +138,7 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
       channels: [{ channel: 'list', rank, score: null }],
     }));
   } else {
-    const lists = await runChannels(ctx, request, filter, query, stats);
+    const lists = await runChannels(ctx, request, filter, query, runner);
     ranked = fuseLists(lists, s);
   }
 
@@ -144,7 +149,7 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
   const [rows, neighbors] = await Promise.all([
     ctx.loadChunks(head.map((r) => parseCandidateId(r.id))),
     s.graph.enabled && request.hops > 0 && seeds.length > 0
-      ? timed(stats, 'graph', () =>
+      ? runner.run('graph', s.graph.weight, () =>
           graphChannel(ctx.db, {
             seeds,
             namespaces: request.namespaces,
@@ -167,7 +172,13 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
     else if (!ctx.llm.available) report.reason = 'no language model configured';
     else hits = await rerankHits(ctx, request, found, neighbors, report);
   }
-  return { hits, neighbors, channels: stats, rerank: report };
+  return {
+    hits,
+    neighbors,
+    channels: channelStats(runner),
+    rerank: report,
+    warnings: runner.warnings('the result'),
+  };
 }
 
 interface RankedId {
@@ -187,9 +198,10 @@ async function runChannels(
   request: SearchRequest,
   filter: ChunkFilter,
   query: string,
-  stats: ChannelStat[],
+  runner: ChannelRunner,
 ): Promise<{ lists: ChannelLists; exact: Map<string, number> }> {
   const s = request.settings;
+  const weights = fusionWeights(s);
   const pool = candidatePool(request.k, request.namespaces.length);
   const wanted = new Set(MODE_CHANNELS[request.mode]);
   const lists: ChannelLists = new Map();
@@ -199,58 +211,54 @@ async function runChannels(
   if (wanted.has('vector') && s.vector.enabled) {
     tasks.push(
       (async () => {
-        let embedding: number[];
-        const started = performance.now();
-        try {
-          [embedding] = (await ctx.embedder.embed([query])) as [number[]];
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          stats.push({ channel: 'embed', candidates: 0, ms: elapsedMs(started), error: message });
-          // Alone, the vector channel is the search; in a hybrid the other channels carry on.
-          if (request.mode === 'VECTOR')
-            throw new MemgateError('UNAVAILABLE', 'The embedding model is unavailable.');
-          return;
-        }
-        stats.push({ channel: 'embed', candidates: 1, ms: elapsedMs(started) });
-        const found = await timed(stats, 'vector', () =>
-          vectorChannel(ctx.db, {
-            filter,
-            embedding,
-            limit: pool,
-            efSearch: Math.max(s.vector.efSearch, pool),
-          }),
+        // Without its embedding the vector channel does not run; the other channels carry on.
+        const [embedding] = await runner.run('embed', 0, () => ctx.embedder.embed([query]));
+        if (!embedding) return;
+        lists.set(
+          'vector',
+          await runner.run('vector', weights.vector, () =>
+            vectorChannel(ctx.db, {
+              filter,
+              embedding,
+              limit: pool,
+              efSearch: Math.max(s.vector.efSearch, pool),
+            }),
+          ),
         );
-        lists.set('vector', found);
       })(),
     );
   }
   if (wanted.has('lexical') && s.lexical.enabled) {
     tasks.push(
-      timed(stats, 'lexical', () =>
-        lexicalChannel(ctx.db, {
-          filter,
-          query,
-          limit: pool,
-          k1: s.lexical.k1,
-          b: s.lexical.b,
-          maxTerms: s.lexical.maxTerms,
-          prefilter: null,
+      runner
+        .run('lexical', weights.lexical, () =>
+          lexicalChannel(ctx.db, {
+            filter,
+            query,
+            limit: pool,
+            k1: s.lexical.k1,
+            b: s.lexical.b,
+            maxTerms: s.lexical.maxTerms,
+            prefilter: null,
+          }),
+        )
+        .then((found) => {
+          lists.set('lexical', found);
         }),
-      ).then((found) => {
-        lists.set('lexical', found);
-      }),
     );
   }
   const identifiers =
     wanted.has('exact') && s.exact.enabled ? extractIdentifiers(query, s.exact.maxTokens) : [];
   if (identifiers.length > 0) {
     tasks.push(
-      timed(stats, 'exact', () =>
-        exactChannel(ctx.db, { filter, tokens: identifiers, limit: pool, fuzzy: s.exact.fuzzy }),
-      ).then((found) => {
-        lists.set('exact', found);
-        for (const c of found) if (c.exactMatches > 0) exact.set(candidateId(c), c.exactMatches);
-      }),
+      runner
+        .run('exact', weights.exact, () =>
+          exactChannel(ctx.db, { filter, tokens: identifiers, limit: pool, fuzzy: s.exact.fuzzy }),
+        )
+        .then((found) => {
+          lists.set('exact', found);
+          for (const c of found) if (c.exactMatches > 0) exact.set(candidateId(c), c.exactMatches);
+        }),
     );
   }
   await Promise.all(tasks);
@@ -381,17 +389,12 @@ function distinctNodes(
   return out;
 }
 
-async function timed<T extends unknown[]>(
-  stats: ChannelStat[],
-  channel: string,
-  run: () => Promise<T>,
-): Promise<T> {
-  const started = performance.now();
-  const result = await run();
-  stats.push({ channel, candidates: result.length, ms: elapsedMs(started) });
-  return result;
-}
-
-function elapsedMs(started: number): number {
-  return Math.round((performance.now() - started) * 100) / 100;
+/** The runner's reports as the search result's channel statistics. */
+function channelStats(runner: ChannelRunner): ChannelStat[] {
+  return [...runner.reports()].map(([channel, r]) => ({
+    channel,
+    candidates: r.candidates,
+    ms: r.ms,
+    ...(r.status === 'ok' ? {} : { error: r.error ?? 'channel failed' }),
+  }));
 }

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { DEFAULT_RRF_K } from './fusion.js';
+import {
+  CHANNELS,
+  DEFAULT_RRF_K,
+  DEFAULT_WEIGHTS,
+  SEARCH_CHANNELS,
+  type SearchChannel,
+} from './vocabulary.js';
 
 /**
  * Retrieval as data: which channels run, their parameters and fusion weights, and rerank.
@@ -8,8 +14,9 @@ import { DEFAULT_RRF_K } from './fusion.js';
  * 12 s) or measured on the LoCoMo dev split (weights of the offline embedder).
  */
 
-export const CHANNELS = ['vector', 'lexical', 'exact', 'graph'] as const;
-export type ChannelName = (typeof CHANNELS)[number];
+/** The channels with a settings block (search's); the compiler adds facts and recent. */
+export { SEARCH_CHANNELS as CHANNELS };
+export type ChannelName = SearchChannel;
 
 const weight = z.number().min(0).max(100);
 
@@ -80,14 +87,12 @@ export type RetrievalSettings = z.infer<typeof retrievalSettingsSchema>;
 
 /** Per-request overrides, as the GraphQL `ChannelWeights` input carries them. */
 export const channelWeightsSchema = z
-  .object({
-    vector: weight.nullish(),
-    lexical: weight.nullish(),
-    exact: weight.nullish(),
-    graph: weight.nullish(),
-    facts: weight.nullish(),
-    recent: weight.nullish(),
-  })
+  .object(
+    Object.fromEntries(CHANNELS.map((c) => [c, weight.nullish()])) as Record<
+      (typeof CHANNELS)[number],
+      z.ZodOptional<z.ZodNullable<typeof weight>>
+    >,
+  )
   .strict();
 export type ChannelWeights = z.infer<typeof channelWeightsSchema>;
 
@@ -111,11 +116,11 @@ export function vectorWeightFor(embedderModel: string): number {
 }
 
 const BASE: RetrievalSettings = {
-  vector: { enabled: true, weight: 1.0, efSearch: 100 },
-  lexical: { enabled: true, weight: 1.0, k1: 1.2, b: 0.75, maxTerms: 64 },
+  vector: { enabled: true, weight: DEFAULT_WEIGHTS.vector, efSearch: 100 },
+  lexical: { enabled: true, weight: DEFAULT_WEIGHTS.lexical, k1: 1.2, b: 0.75, maxTerms: 64 },
   // An identifier the caller typed is strong evidence; its bonus (+0.010) does the rest.
-  exact: { enabled: true, weight: 1.0, maxTokens: 8, fuzzy: false },
-  graph: { enabled: true, weight: 0.7, seeds: 8, maxNodes: 40, maxEdgesPerNode: 50 },
+  exact: { enabled: true, weight: DEFAULT_WEIGHTS.exact, maxTokens: 8, fuzzy: false },
+  graph: { enabled: true, weight: DEFAULT_WEIGHTS.graph, seeds: 8, maxNodes: 40, maxEdgesPerNode: 50 },
   rrfK: DEFAULT_RRF_K,
   // The seed's rerank pool: up to 12 hits plus neighbours with text, 600 characters each.
   rerank: { poolSize: 12, charsPerCandidate: 600, timeoutMs: 12_000 },
@@ -138,14 +143,9 @@ export const PRESETS: Readonly<Record<PresetName, (s: RetrievalSettings) => Retr
 };
 
 function only(s: RetrievalSettings, keep: ChannelName[]): RetrievalSettings {
-  const on = (c: ChannelName) => keep.includes(c);
-  return {
-    ...s,
-    vector: { ...s.vector, enabled: on('vector') },
-    lexical: { ...s.lexical, enabled: on('lexical') },
-    exact: { ...s.exact, enabled: on('exact') },
-    graph: { ...s.graph, enabled: on('graph') },
-  };
+  const out = { ...s };
+  for (const c of SEARCH_CHANNELS) out[c] = { ...s[c], enabled: keep.includes(c) } as never;
+  return out;
 }
 
 export interface SettingsOptions {
@@ -165,10 +165,10 @@ export function resolveSettings(options: SettingsOptions = {}): RetrievalSetting
   s = PRESETS[options.preset ?? 'hybrid'](s);
   const w = options.weights;
   if (w) {
-    if (w.vector != null) s.vector.weight = w.vector;
-    if (w.lexical != null) s.lexical.weight = w.lexical;
-    if (w.exact != null) s.exact.weight = w.exact;
-    if (w.graph != null) s.graph.weight = w.graph;
+    for (const c of SEARCH_CHANNELS) {
+      const given = w[c];
+      if (given != null) s[c].weight = given;
+    }
   }
   if (options.rrfK != null) s.rrfK = options.rrfK;
   if (options.patch) s = options.patch(s);
@@ -177,5 +177,5 @@ export function resolveSettings(options: SettingsOptions = {}): RetrievalSetting
 
 /** Channel → weight, the shape `fuse()` takes. */
 export function fusionWeights(s: RetrievalSettings): Record<ChannelName, number> {
-  return { vector: s.vector.weight, lexical: s.lexical.weight, exact: s.exact.weight, graph: s.graph.weight };
+  return Object.fromEntries(SEARCH_CHANNELS.map((c) => [c, s[c].weight])) as Record<ChannelName, number>;
 }

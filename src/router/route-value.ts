@@ -1,5 +1,11 @@
+/**
+ * Value types of a routed read (returned by `route`, on every AUTO pack, and traced): plain
+ * data below the router's handlers and the compiler, so that neither imports the other.
+ */
+import type { ContextPackValue } from '../compiler/pack-types.js';
 import type { GraphPath } from '../services/graph-service.js';
-import type { AttributeValue, FacetsValue } from './handlers/types.js';
+import type { FactRow } from '../store/fact-store.js';
+import type { FacetCountRow } from '../store/facets-store.js';
 import type { RouteSource } from './refine.js';
 import type { LookupMode, QueryType } from './rules.js';
 import type { TimeWindow } from './time-window.js';
@@ -33,3 +39,30 @@ export interface RouteValue {
   compactedSessions: string[];
   notes: string[];
 }
+
+export interface FacetsValue {
+  topics: FacetCountRow[];
+  entities: FacetCountRow[];
+  predicates: FacetCountRow[];
+}
+
+export interface AttributeValue {
+  namespace: string;
+  entityKey: string;
+  entityTitle: string;
+  name: string;
+  value: unknown;
+  validFrom: Date | null;
+  validTo: Date | null;
+  /** The observation the attribute version came from (provenance); null when not recorded. */
+  observationId: string | null;
+}
+
+/** What an AUTO pack adds to a compiled one. */
+export interface RoutedExtras {
+  route: RouteValue | null;
+  /** Facts about the entities involved that held before and no longer do. */
+  invalidatedFacts: FactRow[];
+}
+
+export type RoutedPack = ContextPackValue & RoutedExtras;

@@ -94,8 +94,15 @@ const POSSESSIVE_ATTRIBUTE = new RegExp(
   String.raw`(${ENTITY_WORD}(?:\s+${ENTITY_WORD})*)['’]s\s+((?:[\p{Ll}\d_-]+)(?:\s+[\p{Ll}\d_-]+){0,2})`,
   'u',
 );
+// "What is the role of Bob Okafor?" (a question starts with a capital: the case of the
+// question word must not matter, while entity words stay capitalised).
 const OF_ATTRIBUTE = new RegExp(
-  String.raw`\b(?:what|which)(?:'s| is| was| are)\s+(?:the\s+)?((?:[\p{Ll}\d_-]+)(?:\s+[\p{Ll}\d_-]+){0,2})\s+(?:of|for)\s+((?:the\s+)?${ENTITY_WORD}(?:\s+${ENTITY_WORD})*)`,
+  String.raw`\b(?:[Ww]hat|[Ww]hich)(?:['’]s| is| was| are)\s+(?:the\s+)?((?:[\p{Ll}\d_-]+)(?:\s+[\p{Ll}\d_-]+){0,2})\s+(?:of|for)\s+((?:the\s+)?${ENTITY_WORD}(?:\s+${ENTITY_WORD})*)`,
+  'u',
+);
+// "What role does Bob Okafor have?"
+const HAS_ATTRIBUTE = new RegExp(
+  String.raw`\b(?:[Ww]hat|[Ww]hich)\s+((?:[\p{Ll}\d_-]+)(?:\s+[\p{Ll}\d_-]+){0,2})\s+(?:does|did)\s+(${ENTITY_WORD}(?:\s+${ENTITY_WORD})*)\s+have\b`,
   'u',
 );
 // Words that end an attribute phrase, or mean the "attribute" is really a verb phrase.
@@ -169,6 +176,12 @@ function attributeLookup(query: string): { entity: string; attribute: string } |
   if (o) {
     const entity = extractEntityHints(o[2]!.replace(/^the\s+/u, ''))[0];
     const attribute = normaliseAttribute(o[1]!);
+    if (entity && attribute) return { entity, attribute };
+  }
+  const h = HAS_ATTRIBUTE.exec(query);
+  if (h) {
+    const entity = extractEntityHints(h[2]!)[0];
+    const attribute = normaliseAttribute(h[1]!);
     if (entity && attribute) return { entity, attribute };
   }
   for (const re of [RU_ATTRIBUTE_OF, RU_ATTRIBUTE_AT]) {

@@ -59,7 +59,7 @@ const RU_MONTHS: ReadonlyArray<[RegExp, number]> = [
   [/^ноябр/, 10],
   [/^декабр/, 11],
 ];
-const RU_MONTH_RE = String.raw`(?:январ|феврал|март|апрел|июн|июл|август|сентябр|октябр|ноябр|декабр)[ьяеа]?|ма[йяе]`;
+const RU_MONTH_RE = '(?:январ|феврал|март|апрел|июн|июл|август|сентябр|октябр|ноябр|декабр)[ьяеа]?|ма[йяе]';
 const ruMonth = (word: string): number | null =>
   RU_MONTHS.find(([re]) => re.test(word.toLowerCase()))?.[1] ?? null;
 const RU_UNIT: ReadonlyArray<[RegExp, number]> = [

@@ -2,7 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { Context } from '../context.js';
-import { decodeGlobalId, encodeGlobalId } from '../global-id.js';
+import { decodeNodeGlobalId, encodeGlobalId } from '../global-id.js';
 
 export type Scalars = {
   DateTime: { Input: Date; Output: Date | string };
@@ -22,7 +22,8 @@ export const builder = new SchemaBuilder<{
     clientMutationId: 'omit',
     cursorType: 'String',
     encodeGlobalID: encodeGlobalId,
-    decodeGlobalID: decodeGlobalId,
+    // Only node(id:) and nodes(ids:) take global ids: they must name a node with a sane key.
+    decodeGlobalID: decodeNodeGlobalId,
     nodeQueryOptions: { description: 'Any node by its Relay global id; null when absent or not visible.' },
     nodesQueryOptions: {
       description: 'Nodes by Relay global ids, in order; null where absent or not visible.',
@@ -32,3 +33,4 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});

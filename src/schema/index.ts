@@ -20,6 +20,7 @@ import './types/entity-purge.js';
 import './types/document-input.js';
 import './types/source-ref.js';
 import './types/source-document.js';
+import './types/memory-change.js';
 import './types/fact-connection.js';
 import './types/observation-connection.js';
 import './types/chunk-connection.js';

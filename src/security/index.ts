@@ -28,7 +28,7 @@ export function securityPlugins(deps: AppDeps): Plugin[] {
     }),
   );
   if (config.production) plugins.push(useProductionHardening());
-  plugins.push(usePiiAccessAudit(deps), useCodedHttpErrors(), useCodedErrors());
+  plugins.push(usePiiAccessAudit(deps), useCodedHttpErrors(), useCodedErrors(), useParseErrorsAsBadRequest());
   return plugins;
 }
 
@@ -123,6 +123,29 @@ export function useCodedHttpErrors(): Plugin {
           { status: response.status, statusText: response.statusText, headers },
         ),
       );
+    },
+  };
+}
+
+/**
+ * yoga answers a POST body that is not JSON with 400, but its GET parser lets JSON.parse of the
+ * `variables` and `extensions` parameters throw, which would leave as an internal error: any
+ * SyntaxError while reading the request is the request's fault.
+ */
+export function useParseErrorsAsBadRequest(): Plugin {
+  return {
+    onRequestParse({ requestParser, setRequestParser }) {
+      if (!requestParser) return;
+      setRequestParser(async (request) => {
+        try {
+          return await requestParser(request);
+        } catch (error) {
+          if (!(error instanceof SyntaxError)) throw error;
+          throw new GraphQLError(`Request parameters are not valid JSON: ${error.message.slice(0, 200)}`, {
+            extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+          });
+        }
+      });
     },
   };
 }

@@ -22,6 +22,7 @@ import {
   isNonNullType,
   isObjectType,
 } from 'graphql';
+import { unstorableText } from '../domain/storable-text.js';
 import type { Plugin } from 'graphql-yoga';
 
 /**
@@ -412,17 +413,9 @@ export type InputProblem =
   | { kind: 'string'; message: string }
   | { kind: 'date'; message: string };
 
-// A lone UTF-16 surrogate cannot be encoded as UTF-8, so PostgreSQL could never store it.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
 function stringProblem(value: string): InputProblem | null {
-  if (value.includes('\u0000')) {
-    return { kind: 'string', message: 'Text may not contain the NUL character (U+0000).' };
-  }
-  if (LONE_SURROGATE.test(value)) {
-    return { kind: 'string', message: 'Text must be valid Unicode (a lone surrogate was found).' };
-  }
-  return null;
+  const message = unstorableText(value);
+  return message ? { kind: 'string', message } : null;
 }
 
 /**

@@ -1,7 +1,26 @@
 import type { Database, Queryable } from '../db/database.js';
 import { MemgateError } from '../errors.js';
 
-export type WriteStatus = 'CREATED' | 'UPDATED' | 'UNCHANGED' | 'REINFORCED' | 'DUPLICATE' | 'REJECTED';
+/**
+ * PARTIAL: the item was stored but part of it was not applied (an observation kept as
+ * evidence while some or all of its assertions were rejected); its `assertions` say which.
+ */
+export type WriteStatus =
+  | 'CREATED'
+  | 'UPDATED'
+  | 'UNCHANGED'
+  | 'REINFORCED'
+  | 'DUPLICATE'
+  | 'PARTIAL'
+  | 'REJECTED';
+
+export interface AssertionResult {
+  index: number;
+  kind: string;
+  status: 'APPLIED' | 'REJECTED';
+  code?: string | null;
+  message?: string | null;
+}
 
 export interface WriteResult {
   index: number;
@@ -10,11 +29,16 @@ export interface WriteResult {
   key?: string | null;
   code?: string | null;
   message?: string | null;
+  /** One result per assertion of an observation that had any; absent otherwise. */
+  assertions?: AssertionResult[] | null;
 }
 
 export interface WritePayload {
   results: WriteResult[];
+  /** Items written in full (everything but PARTIAL and REJECTED). */
   accepted: number;
+  /** Items stored with part of them rejected (status PARTIAL). */
+  partial: number;
   rejected: number;
 }
 
@@ -25,7 +49,13 @@ export function rejected(index: number, code: string, message: string, key?: str
 export function toPayload(results: WriteResult[]): WritePayload {
   const sorted = [...results].sort((a, b) => a.index - b.index);
   const rejectedCount = sorted.filter((r) => r.status === 'REJECTED').length;
-  return { results: sorted, accepted: sorted.length - rejectedCount, rejected: rejectedCount };
+  const partial = sorted.filter((r) => r.status === 'PARTIAL').length;
+  return {
+    results: sorted,
+    accepted: sorted.length - rejectedCount - partial,
+    partial,
+    rejected: rejectedCount,
+  };
 }
 
 /**

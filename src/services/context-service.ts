@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { assertCanRead } from '../auth/principal.js';
-import {
-  type CompileDeps,
-  type CompileRequest,
-  type ContextPackValue,
-  compileContext,
-} from '../compiler/compile.js';
-import { CONTEXT_STRATEGIES } from '../compiler/strategies.js';
+import { compileContext, compilePack } from '../compiler/compile.js';
+import type { CompileDeps, CompileRequest, ContextPackValue } from '../compiler/pack-types.js';
+import { writeTrace } from '../compiler/trace.js';
+import { CONTEXT_DEFAULTS, CONTEXT_STRATEGIES } from '../retrieval/vocabulary.js';
 import { badInput, parseInput } from '../errors.js';
+import { recordContextPack } from '../observability/retrieval.js';
 import { channelWeightsSchema } from '../retrieval/settings.js';
 import { maskForPrincipal } from '../security/pii-masking.js';
 import { type TraceRow, findTrace } from '../store/trace-store.js';
@@ -22,8 +20,8 @@ export const CONTEXT_LIMITS = {
   /** k: target size of each channel; phase 1 never returns more than 64 per channel. */
   minK: 1,
   maxK: 64,
-  defaultK: 8,
-  defaultBudget: 8000,
+  defaultK: CONTEXT_DEFAULTS.k,
+  defaultBudget: CONTEXT_DEFAULTS.budgetTokens,
   maxBudget: 1_000_000,
   /** Characters of `query` (any text is accepted up to this). */
   maxQueryChars: 32_768,
@@ -108,7 +106,7 @@ export class ContextService {
       subject: input.subject ?? null,
       ephemeralContext: input.ephemeralContext ?? null,
       budgetTokens: input.budgetTokens ?? CONTEXT_LIMITS.defaultBudget,
-      strategy: input.strategy === 'AUTO' ? 'HYBRID' : (input.strategy ?? 'HYBRID'),
+      strategy: input.strategy === 'AUTO' ? 'HYBRID' : (input.strategy ?? CONTEXT_DEFAULTS.strategy),
       asOf: input.asOf ?? null,
       k: input.k ?? CONTEXT_LIMITS.defaultK,
       maxDistance: input.maxDistance ?? null,
@@ -135,10 +133,23 @@ export class ContextService {
         deps.logger.warn('context channel failed', { channel, error: String(error) }),
     };
     // AUTO: the router picks the handler, each handler compiles what its route needs.
-    if (input.strategy === 'AUTO') {
-      return new RouteService(this.scope).compileAuto(request, (r) => compileContext(r, compileDeps));
-    }
-    return compileContext(request, compileDeps);
+    const pack =
+      input.strategy === 'AUTO'
+        ? await this.compileAuto(request, compileDeps)
+        : await compileContext(request, compileDeps);
+    recordContextPack(pack.budget.used, pack.budget.dropped);
+    return pack;
+  }
+
+  private compileAuto(request: CompileRequest, compileDeps: CompileDeps): Promise<ContextPackValue> {
+    return new RouteService(this.scope).compileAuto(request, {
+      compile: (r) => compilePack(r, compileDeps),
+      serve: (trace, pack) =>
+        writeTrace(compileDeps.db, trace, pack, {
+          pruneOlderThanDays: compileDeps.pruneDue() ? compileDeps.traceRetentionDays : null,
+          onError: compileDeps.onChannelError,
+        }),
+    });
   }
 
   async trace(namespace: string, traceId: string): Promise<ContextTraceView | null> {

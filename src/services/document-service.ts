@@ -12,6 +12,7 @@ import { canonicalJson, factId, sha256Hex } from '../domain/ids.js';
 import { combinePii, detectPii, detectPiiInJson } from '../domain/pii.js';
 import { conflict, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
+import { nsKey } from '../loaders.js';
 import {
   type ChunkText,
   type ChunkWrite,
@@ -39,6 +40,7 @@ import {
   rejectionFor,
   toPayload,
 } from './batch.js';
+import { CHUNKS_PER_STEP, claimDocuments, writeChunksInSteps } from './document-steps.js';
 import { upsertVisibleEntity } from './entity-service.js';
 import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from './text-search-service.js';
 import type { RequestScope } from './request-scope.js';
@@ -50,6 +52,7 @@ import {
   scopeSchema,
   visibilityScopes,
 } from './validation.js';
+import { publishWrites } from './change-feed.js';
 
 const MIB = 1024 * 1024;
 
@@ -176,6 +179,46 @@ export class DocumentService {
     }
     if (valid.length === 0) return toPayload(results);
 
+    const claim = claimDocuments(
+      this.scope.deps.db,
+      valid.map((v) => nsKey(ns, v.doc.input.key)),
+    );
+    try {
+      for (const v of valid.filter((v) => claim.busy.has(nsKey(ns, v.doc.input.key)))) {
+        results.push(
+          rejected(
+            v.index,
+            'CONFLICT',
+            'This document is still being written by another request; send it again when that one has finished.',
+            v.doc.input.key,
+          ),
+        );
+      }
+      const writable = valid.filter((v) => !claim.busy.has(nsKey(ns, v.doc.input.key)));
+      const written = await this.writeBatch(ns, writable, vis);
+      return publishWrites(this.scope.deps.changes, 'DOCUMENT', ns, toPayload([...results, ...written]));
+    } finally {
+      claim.release();
+    }
+  }
+
+  /**
+   * The main transaction, then the chunks of the documents too large for it in steps
+   * (document-steps.ts): no transaction holds more than CHUNKS_PER_STEP chunks of new text.
+   */
+  private async writeBatch(
+    ns: string,
+    valid: { index: number; doc: PreparedDocument }[],
+    vis: string[] | null,
+  ): Promise<WriteResult[]> {
+    if (valid.length === 0) return [];
+    let budget = CHUNKS_PER_STEP;
+    const staged = new Set<PreparedDocument>();
+    for (const { doc } of valid) {
+      const count = doc.chunks?.length ?? 0;
+      if (count <= budget) budget -= count;
+      else staged.add(doc);
+    }
     const now = new Date();
     const written = await this.scope.db.transaction('retainDocuments', async (tx) => {
       const done: { index: number; doc: PreparedDocument; result: WriteResult; created: boolean }[] = [];
@@ -184,7 +227,7 @@ export class DocumentService {
       for (const { index, doc } of valid) {
         await tx.query('SAVEPOINT item');
         try {
-          const { status, created } = await this.writeDocument(tx, ns, doc, now);
+          const { status, created } = await this.writeDocument(tx, ns, doc, now, staged.has(doc));
           await tx.query('RELEASE SAVEPOINT item');
           const result: WriteResult = {
             index,
@@ -213,9 +256,44 @@ export class DocumentService {
         if (linkChange.missing.length > 0) d.result.message = missingMessage(linkChange.missing);
         out.push(d.result);
       }
-      return out;
+      return { out, done };
     });
-    return toPayload([...results, ...written]);
+    for (const d of written.done) {
+      if (!staged.has(d.doc) || d.result.status === 'UNCHANGED' || !d.doc.chunks) continue;
+      const failure = await this.writeStaged(ns, d.doc, visibilityParam(this.scope.principal));
+      if (failure) Object.assign(d.result, { status: 'REJECTED', id: null, ...failure });
+    }
+    return written.out;
+  }
+
+  /** The steps of one large document; a failure message for its result, or null. */
+  private async writeStaged(
+    ns: string,
+    doc: PreparedDocument,
+    vis: string[] | null,
+  ): Promise<{ code: string; message: string } | null> {
+    const chunks = doc.chunks ?? [];
+    try {
+      const outcome = await writeChunksInSteps(
+        this.scope.db,
+        ns,
+        doc.input.key,
+        chunks,
+        doc.contentHash,
+        vis,
+      );
+      if (outcome === 'complete') return null;
+      return {
+        code: 'CONFLICT',
+        message: 'The document was deleted or rewritten while its chunks were being written.',
+      };
+    } catch (error) {
+      this.scope.deps.logger.error('retainDocuments: a chunk step failed', { error: String(error) });
+      return {
+        code: 'INTERNAL',
+        message: `The document's text is stored but only part of its ${chunks.length} chunks are searchable; send it again to finish.`,
+      };
+    }
   }
 
   /**
@@ -285,6 +363,7 @@ export class DocumentService {
     ns: string,
     doc: PreparedDocument,
     now: Date,
+    staged: boolean,
   ): Promise<{ status: WriteStatus; created: boolean }> {
     const key = doc.input.key;
     const vis = visibilityParam(this.scope.principal);
@@ -321,13 +400,14 @@ export class DocumentService {
       content: doc.input.content,
       provenance: doc.provenance,
       meta: doc.meta,
-      contentHash: doc.contentHash,
+      // A staged document gets its hash when its last chunk is in (document-steps.ts).
+      contentHash: staged ? null : doc.contentHash,
       scopes: doc.scopes,
       visibility: doc.visibility,
       pii: doc.pii.pii,
       piiCategories: doc.pii.categories,
     });
-    await replaceChunks(tx, ns, key, doc.chunks);
+    await replaceChunks(tx, ns, key, staged ? [] : doc.chunks);
     // Same title and attributes but new text is still an update of the document.
     return { status: status === 'UNCHANGED' ? 'UPDATED' : status, created: state === null };
   }

@@ -26,6 +26,10 @@ import {
   titleSchema,
   visibilityScopes,
 } from './validation.js';
+import { publishWrites } from './change-feed.js';
+
+/** Entity kinds `entities` lists only when they are named in `kinds`: observation nodes. */
+export const LISTED_ONLY_ON_REQUEST = ['observation'] as const;
 
 export const MAX_BATCH = 1000;
 
@@ -94,7 +98,7 @@ export class EntityService {
       },
       (error) => this.scope.deps.logger.error('upsertEntities item failed', { error: String(error) }),
     );
-    return toPayload([...results, ...written]);
+    return publishWrites(this.scope.deps.changes, 'ENTITY', ns, toPayload([...results, ...written]));
   }
 
   async get(namespace: string, key: string): Promise<EntityRow | null> {
@@ -114,14 +118,18 @@ export class EntityService {
     const after = page.after ? String(decodeCursor(page.after, 1)[0]) : null;
     const before = page.before ? String(decodeCursor(page.before, 1)[0]) : null;
     const vis = this.scope.principal.scopes;
+    // Every observation has a graph node (kind "observation") so facts can point at it; a
+    // listing of people and projects should not drown in them, so they are shown only on request.
+    const kinds = filter.kinds?.length ? filter.kinds : null;
+    const listed = { ...filter, kinds, excludeKinds: kinds ? null : [...LISTED_ONLY_ON_REQUEST] };
     const [rows, total] = await Promise.all([
       listEntities(
         this.scope.db,
         ns,
-        { ...filter, afterKey: after, beforeKey: before, limit: size + 1, backwards },
+        { ...listed, afterKey: after, beforeKey: before, limit: size + 1, backwards },
         vis,
       ),
-      countEntities(this.scope.db, ns, filter, vis),
+      countEntities(this.scope.db, ns, listed, vis),
     ]);
     for (const row of rows) this.scope.loaders.entity.prime(nsKey(ns, row.key), row);
     const result = toPage(

@@ -33,6 +33,7 @@ import {
   scopesSchema,
   visibilityScopes,
 } from './validation.js';
+import { publishWrites } from './change-feed.js';
 
 export const predicateSchema = z
   .string()
@@ -294,7 +295,7 @@ export class FactService {
       },
       (error) => this.logUnexpected('assertFacts', error),
     );
-    return toPayload([...results, ...written]);
+    return publishWrites(this.scope.deps.changes, 'FACT', ns, toPayload([...results, ...written]));
   }
 
   /**
@@ -356,7 +357,8 @@ export class FactService {
       },
       (error) => this.logUnexpected('supersedeFact', error),
     );
-    return toPayload(written);
+    // The closed predecessor changed too.
+    return publishWrites(this.scope.deps.changes, 'FACT', ns, toPayload(written), [factId]);
   }
 
   /** RETRACTED with the reason; an open validity ends now. Retracting again is UNCHANGED. */
@@ -379,7 +381,7 @@ export class FactService {
       },
       (error) => this.logUnexpected('retractFact', error),
     );
-    return toPayload(written);
+    return publishWrites(this.scope.deps.changes, 'FACT', ns, toPayload(written));
   }
 
   private visibleScopes(): string[] | null {

@@ -57,7 +57,7 @@ const predicatesSchema = z
   .nullish()
   .transform((p) => (p?.length ? [...new Set(p)].sort() : null));
 
-const entityFactsArgs = z.object({
+export const entityFactsArgs = z.object({
   asOf: z.date().nullish(),
   predicates: predicatesSchema,
   direction: z.enum(['OUT', 'IN', 'BOTH']).nullish(),

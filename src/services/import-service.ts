@@ -21,11 +21,13 @@ export interface ImportSummary {
   documents: number;
   /** CREATED, UPDATED, REINFORCED. */
   accepted: number;
+  /** PARTIAL: stored, with some of its assertions rejected. */
+  partial: number;
   /** DUPLICATE and UNCHANGED: already known, nothing changed. */
   duplicate: number;
   rejected: number;
   statuses: Partial<Record<WriteStatus, number>>;
-  /** The first rejections, as `line N: CODE message`. */
+  /** The first rejections by line number, as `line N: CODE message`. */
   reasons: string[];
   /** Bytes of input consumed (for progress against a file size). */
   bytes: number;
@@ -55,9 +57,36 @@ interface Entry {
   value: Record<string, unknown>;
 }
 
-export async function importJsonl(
+/**
+ * Where batches go: the services in this process, or a running gateway's API (`--url`), which
+ * is how to import while a server holds the embedded database.
+ */
+export interface ImportWriter {
+  recordObservations(namespace: string, values: Record<string, unknown>[]): Promise<WritePayload>;
+  retainDocuments(namespace: string, values: Record<string, unknown>[]): Promise<WritePayload>;
+}
+
+export function localImportWriter(deps: AppDeps, principal: Principal): ImportWriter {
+  // A fresh request scope per batch: loaders' caches never grow with the file.
+  return {
+    recordObservations: (namespace, values) =>
+      createContext(deps, principal).services.observations.recordObservations(namespace, values),
+    retainDocuments: (namespace, values) =>
+      createContext(deps, principal).services.documents.retainDocuments(namespace, values),
+  };
+}
+
+export function importJsonl(
   deps: AppDeps,
   principal: Principal,
+  input: NodeJS.ReadableStream,
+  options: ImportOptions,
+): Promise<ImportSummary> {
+  return importJsonlWith(localImportWriter(deps, principal), input, options);
+}
+
+export async function importJsonlWith(
+  writer: ImportWriter,
   input: NodeJS.ReadableStream,
   options: ImportOptions,
 ): Promise<ImportSummary> {
@@ -69,6 +98,7 @@ export async function importJsonl(
     observations: 0,
     documents: 0,
     accepted: 0,
+    partial: 0,
     duplicate: 0,
     rejected: 0,
     statuses: {},
@@ -76,14 +106,21 @@ export async function importJsonl(
     bytes: 0,
     ms: 0,
   };
+  // Lines that fail to parse are counted at once, the others when their batch is written
+  // (observations before documents), so rejections arrive out of line order: keep the
+  // lowest-numbered ones, sorted.
+  const firstRejections: { line: number; text: string }[] = [];
   const count = (line: number, status: WriteStatus, code?: string | null, message?: string | null) => {
     summary.statuses[status] = (summary.statuses[status] ?? 0) + 1;
     if (status === 'REJECTED') {
       summary.rejected++;
-      if (summary.reasons.length < maxReasons) {
-        summary.reasons.push(`line ${line}: ${code ?? 'REJECTED'} ${truncate(message ?? '', 300)}`.trim());
-      }
-    } else if (status === 'DUPLICATE' || status === 'UNCHANGED') summary.duplicate++;
+      const text = `line ${line}: ${code ?? 'REJECTED'} ${truncate(message ?? '', 300)}`.trim();
+      const at = firstRejections.findIndex((r) => r.line > line);
+      firstRejections.splice(at < 0 ? firstRejections.length : at, 0, { line, text });
+      if (firstRejections.length > maxReasons) firstRejections.pop();
+      summary.reasons = firstRejections.map((r) => r.text);
+    } else if (status === 'PARTIAL') summary.partial++;
+    else if (status === 'DUPLICATE' || status === 'UNCHANGED') summary.duplicate++;
     else summary.accepted++;
   };
   const apply = (entries: Entry[], payload: WritePayload) => {
@@ -98,15 +135,13 @@ export async function importJsonl(
     if (batch.length === 0) return;
     const entries = batch;
     batch = [];
-    // A fresh request scope per batch: loaders' caches never grow with the file.
-    const { services } = createContext(deps, principal);
     const observations = entries.filter((e) => e.type === 'observation');
     const documents = entries.filter((e) => e.type === 'document');
     try {
       if (observations.length > 0) {
         apply(
           observations,
-          await services.observations.recordObservations(
+          await writer.recordObservations(
             options.namespace,
             observations.map((e) => e.value),
           ),
@@ -115,7 +150,7 @@ export async function importJsonl(
       for (const group of documentGroups(documents)) {
         apply(
           group,
-          await services.documents.retainDocuments(
+          await writer.retainDocuments(
             options.namespace,
             group.map((e) => e.value),
           ),

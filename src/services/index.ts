@@ -1,4 +1,5 @@
 import { AuditService } from './audit-service.js';
+import { ChangeService } from './change-service.js';
 import { ContextService } from './context-service.js';
 import { RouteService } from './route-service.js';
 import { DocumentService } from './document-service.js';
@@ -31,6 +32,7 @@ export interface Services {
   snapshots: SnapshotService;
   typedContext: TypedContextService;
   textSearch: TextSearchService;
+  changes: ChangeService;
 }
 
 export function createServices(scope: RequestScope): Services {
@@ -50,5 +52,6 @@ export function createServices(scope: RequestScope): Services {
     snapshots: new SnapshotService(scope),
     typedContext: new TypedContextService(scope),
     textSearch: new TextSearchService(scope),
+    changes: new ChangeService(scope),
   };
 }

@@ -7,6 +7,7 @@ import { checkObservationLimits } from '../domain/limits.js';
 import { type PiiMark, combinePii, detectPii, detectPiiInJson } from '../domain/pii.js';
 import { KEY_UNAVAILABLE_MESSAGE, MemgateError, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
+import { findEntitiesByKeys } from '../store/entity-store.js';
 import { type MentionWrite, insertMentions } from '../store/mention-store.js';
 import {
   type ObservationChunkWrite,
@@ -19,7 +20,14 @@ import {
   insertObservations,
   setObservationStatus,
 } from '../store/observation-store.js';
-import { type WritePayload, type WriteResult, rejected, rejectionFor, toPayload } from './batch.js';
+import {
+  type AssertionResult,
+  type WritePayload,
+  type WriteResult,
+  rejected,
+  rejectionFor,
+  toPayload,
+} from './batch.js';
 import { MAX_BATCH } from './entity-service.js';
 import { describe } from './fact-service.js';
 import {
@@ -32,6 +40,7 @@ import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from './text-sea
 import type { RequestScope } from './request-scope.js';
 import { schemaPolicyFor } from './schema-policy.js';
 import { namespaceSchema, visibilityScopes } from './validation.js';
+import { publishWrites } from './change-feed.js';
 
 export const refInputSchema = z.object({
   type: z.string().min(1, 'type must not be empty').max(128),
@@ -141,19 +150,23 @@ export class ObservationService {
       candidates.map((c) => c.id),
       visibilityParam(this.scope.principal),
     );
+    const actorNames = await this.actorNames(
+      ns,
+      candidates.filter((c) => !known.visible.has(c.id) && !known.hidden.has(c.id)),
+    );
     const drafts: Draft[] = [];
     const language = await chunkLanguageFor(this.scope, ns);
     for (const c of candidates) {
       if (known.visible.has(c.id)) results.push(this.duplicate(ns, c.index, c.id, null));
       else if (known.hidden.has(c.id)) results.push(collision(c.index));
-      else drafts.push(draftOf(c.index, c.id, c.input, now, language));
+      else drafts.push(draftOf(c.index, c.id, c.input, now, actorNames, language));
     }
     await this.embed(drafts);
 
     const written = drafts.length
       ? await this.scope.db.transaction('recordObservations', (tx) => this.writeDrafts(tx, ns, drafts, now))
       : [];
-    return toPayload([...results, ...written]);
+    return publishWrites(this.scope.deps.changes, 'OBSERVATION', ns, toPayload([...results, ...written]));
   }
 
   private async writeDrafts(tx: Queryable, ns: string, drafts: Draft[], now: Date): Promise<WriteResult[]> {
@@ -203,6 +216,7 @@ export class ObservationService {
       // The node itself is not a mention: chunks lead back through their observation_id.
       const mentions: MentionWrite[] = [];
       let message = d.warning;
+      let assertionResults: AssertionResult[] | null = null;
       if (d.assertions !== null) {
         const outcome = await projectAssertions(
           tx,
@@ -222,6 +236,7 @@ export class ObservationService {
           d.assertions,
         );
         mentions.push(...outcome.mentions.filter((m) => m.entityKey !== d.id));
+        assertionResults = outcome.results;
         let status: ObservationStatus = 'PROCESSED';
         let reason: string | null = null;
         if (outcome.rejected.length > 0) {
@@ -238,7 +253,12 @@ export class ObservationService {
       }
       await insertMentions(tx, ns, mentions);
       await tx.query('RELEASE SAVEPOINT item');
-      return this.created(ns, d, message);
+      const partial = assertionResults?.some((a) => a.status === 'REJECTED') ?? false;
+      return {
+        ...this.created(ns, d, message),
+        ...(partial ? { status: 'PARTIAL' } : {}),
+        assertions: assertionResults,
+      };
     } catch (error) {
       await tx.query('ROLLBACK TO SAVEPOINT item');
       return this.keepAsFailed(tx, ns, d, error);
@@ -262,7 +282,8 @@ export class ObservationService {
       ]);
       await tx.query('RELEASE SAVEPOINT item');
       if (!inserted.has(d.id)) return this.notInserted(tx, ns, d);
-      return this.created(ns, d, `FAILED: ${reason}`);
+      // Stored as evidence, nothing of it applied: a partial success, not a clean CREATED.
+      return { ...this.created(ns, d, `FAILED: ${reason}`), status: 'PARTIAL' };
     } catch (second) {
       await tx.query('ROLLBACK TO SAVEPOINT item');
       return rejectionFor(d.index, error instanceof MemgateError ? error : second, (e) =>
@@ -316,6 +337,28 @@ export class ObservationService {
     return { index, status: 'DUPLICATE', id: globalId('Observation', ns, id), key: id, message };
   }
 
+  /**
+   * Titles of the actors' entities (key = actor id, or "<type>:<id>"), for chunk titles that
+   * read "message · Bob Okafor · …" rather than "bob". Only entities everyone may see lend
+   * their title: a chunk must not reveal a restricted entity's name to its own readers.
+   */
+  private async actorNames(
+    ns: string,
+    candidates: { input: ObservationInput }[],
+  ): Promise<Map<string, string>> {
+    const keys = new Set<string>();
+    for (const { input } of candidates) {
+      if (!input.actor) continue;
+      keys.add(input.actor.id);
+      keys.add(`${input.actor.type}:${input.actor.id}`);
+    }
+    const names = new Map<string, string>();
+    if (keys.size === 0) return names;
+    const rows = await findEntitiesByKeys(this.scope.db, ns, [...keys], []);
+    for (const row of rows) if (row?.title) names.set(row.key, row.title);
+    return names;
+  }
+
   private logUnexpected(error: unknown): void {
     this.scope.deps.logger.error('recordObservations item failed', { error: String(error) });
   }
@@ -332,6 +375,7 @@ function draftOf(
   id: string,
   input: ObservationInput,
   now: Date,
+  actorNames: ReadonlyMap<string, string>,
   language: ChunkLanguage,
 ): Draft {
   const scopes = [...new Set(input.scopes ?? [])].sort();
@@ -363,7 +407,14 @@ function draftOf(
     piiCategories: pii.categories,
   };
   const sourcePath = sourcePathOf(input.provenance);
-  const title = input.actor?.id ?? null;
+  const actor = input.actor
+    ? (assertedTitle(input, input.actor) ??
+      actorNames.get(input.actor.id) ??
+      actorNames.get(`${input.actor.type}:${input.actor.id}`) ??
+      input.actor.id)
+    : null;
+  const title = observationTitle(input.kind, actor, input.occurredAt);
+  const actorWords = [...new Set([actor, input.actor?.id].filter((w): w is string => Boolean(w)))];
   const pieces = contentPieces(content);
   const chunks: ObservationChunkWrite[] = pieces.map((piece, order) => {
     const mark = pieces.length === 1 ? pii : detectPii(piece.text);
@@ -374,7 +425,8 @@ function draftOf(
       title,
       heading: piece.heading,
       text: piece.text,
-      searchText: title && !piece.text.includes(title) ? `${title}\n${piece.text}` : piece.text,
+      // The actor's name and id stay searchable even when the text does not repeat them.
+      searchText: [...actorWords.filter((w) => !piece.text.includes(w)), piece.text].join('\n'),
       sourcePath,
       // Kept small: every pair is a GIN entry. Source and actor are on the observation.
       meta: compact({ observationId: id, sessionId: row.sessionId }),
@@ -392,7 +444,7 @@ function draftOf(
     chunks.length > 0
       ? {
           key: id,
-          title: input.actor ? `${input.kind} by ${input.actor.id}` : input.kind,
+          title,
           scopes,
           visibility,
           sourcePath,
@@ -473,4 +525,31 @@ function compact(record: Record<string, unknown>): Record<string, unknown> {
 
 function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** "message · Bob Okafor · 2024-05-01 10:00 UTC": what happened, who did it, when. */
+export function observationTitle(kind: string, actor: string | null, occurredAt: Date): string {
+  const when = `${occurredAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return [kind, actor, when].filter(Boolean).join(' · ');
+}
+
+/**
+ * The title this observation's own entity assertions give its actor, when that entity has no
+ * scopes of its own (then it is no more restricted than the observation's chunks).
+ */
+function assertedTitle(input: ObservationInput, actor: { type: string; id: string }): string | null {
+  for (const assertion of input.assertions ?? []) {
+    const entity = (assertion as { entity?: { key?: unknown; title?: unknown; scopes?: unknown } } | null)
+      ?.entity;
+    const scoped = Array.isArray(entity?.scopes) && entity.scopes.length > 0;
+    if (
+      !scoped &&
+      typeof entity?.title === 'string' &&
+      entity.title.trim() !== '' &&
+      (entity.key === actor.id || entity.key === `${actor.type}:${actor.id}`)
+    ) {
+      return entity.title.trim();
+    }
+  }
+  return null;
 }

@@ -18,6 +18,7 @@
  */
 import { z } from 'zod';
 import type { Queryable } from '../db/database.js';
+import type { AssertionResult } from './batch.js';
 import { combinePii, detectPii, detectPiiInJson } from '../domain/pii.js';
 import { MemgateError } from '../errors.js';
 import type { MentionRole, MentionWrite } from '../store/mention-store.js';
@@ -124,6 +125,8 @@ export interface AssertionRejection {
 export interface ProjectionOutcome {
   applied: number;
   rejected: AssertionRejection[];
+  /** Every assertion in input order: APPLIED, or REJECTED with its code. */
+  results: AssertionResult[];
   mentions: MentionWrite[];
 }
 
@@ -169,7 +172,14 @@ export async function projectAssertions(
     observationId: ctx.observationId,
     role,
   }));
-  return { applied, rejected: rejectedList, mentions };
+  const rejectedAt = new Map(rejectedList.map((r) => [r.index, r]));
+  const results: AssertionResult[] = assertions.map((assertion, index) => {
+    const rejection = rejectedAt.get(index);
+    return rejection
+      ? { index, kind: rejection.kind, status: 'REJECTED', code: rejection.code, message: rejection.message }
+      : { index, kind: assertion.kind, status: 'APPLIED' };
+  });
+  return { applied, rejected: rejectedList, results, mentions };
 }
 
 async function applyAssertion(

@@ -1,6 +1,6 @@
 import { assertCanRead } from '../auth/principal.js';
-import { badInput, notFound } from '../errors.js';
-import { globalId, parseGlobalId } from '../global-id.js';
+import { notFound } from '../errors.js';
+import { globalId, parseNodeId } from '../global-id.js';
 import { ENTITY_EVIDENCE_LIMIT, nsKey } from '../loaders.js';
 import type { ChunkRow } from '../store/chunk-store.js';
 import type { EntityRow } from '../store/entity-store.js';
@@ -40,8 +40,6 @@ export type ProvenanceTarget =
   | { typename: 'Entity'; namespace: string; key: string }
   | { typename: 'Observation'; namespace: string; key: string };
 
-const TARGETS = new Set(['Fact', 'Chunk', 'Entity', 'Observation']);
-
 /**
  * Walks from an item down to the events it rests on: Fact → its observations; Chunk → the
  * observation its text came from (or its owner entity); Entity → its document source and its
@@ -53,19 +51,11 @@ export class ProvenanceService {
 
   /** From a Relay global id of a Fact, Chunk, Entity or Observation. */
   async provenance(id: string): Promise<Provenance> {
-    const parsed = parseGlobalId(id);
-    if (parsed?.parts.length !== 2 || typeof parsed.parts[0] !== 'string') {
-      throw badInput(`"${id.slice(0, 80)}" is not a global id issued by this API.`);
-    }
-    if (!TARGETS.has(parsed.typename)) {
-      throw badInput(
-        `Provenance starts from a Fact, Chunk, Entity or Observation, not a ${parsed.typename}.`,
-      );
-    }
+    const parsed = parseNodeId(id);
     const target = {
       typename: parsed.typename,
-      namespace: parsed.parts[0],
-      key: String(parsed.parts[1]),
+      namespace: parsed.namespace,
+      key: parsed.key,
     } as ProvenanceTarget;
     const walk = await this.walk(target);
     if (!walk) throw notFound(`No ${target.typename.toLowerCase()} with id "${id.slice(0, 80)}" is visible.`);

@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js';
 import type { Loaders } from '../loaders.js';
 import type { Logger } from '../logger.js';
 import type { Embedder } from '../providers/embedder.js';
+import type { ChangeFeed } from './change-feed.js';
 
 /** Long-lived parts shared by every request. */
 export interface AppDeps {
@@ -11,6 +12,8 @@ export interface AppDeps {
   config: Config;
   embedder: Embedder;
   logger: Logger;
+  /** Committed writes for live subscribers; absent where nobody can subscribe (CLI). */
+  changes?: ChangeFeed;
 }
 
 /** What one request's services work with: its principal, its counted database, its loaders. */

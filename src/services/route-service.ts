@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { assertCanRead } from '../auth/principal.js';
-import type { CompileRequest, ContextPackValue } from '../compiler/compile.js';
+import type { CompiledPack } from '../compiler/compile.js';
+import type { CompileRequest, ContextPackValue } from '../compiler/pack-types.js';
+import { type TraceDraft, withReplacements } from '../compiler/trace.js';
 import { parseInput } from '../errors.js';
 import { parseGlobalId } from '../global-id.js';
 import { llmFor } from '../providers/llm.js';
-import { HANDLERS, type HandlerContext, type FacetsValue } from '../router/handlers/index.js';
+import { HANDLERS, type HandlerContext } from '../router/handlers/index.js';
 import { DEFAULT_ROUTER_TIMEOUT_MS, refineRoute } from '../router/refine.js';
-import type { RouteValue } from '../router/route-value.js';
+import type { FacetsValue, RoutedPack, RouteValue } from '../router/route-value.js';
 import { type RouteDecision, routeByRules } from '../router/rules.js';
 import type { TimeWindow } from '../router/time-window.js';
 import { entityFacets, predicateFacets, topicFacets } from '../store/facets-store.js';
@@ -27,7 +29,7 @@ export const FACET_LIMIT = 50;
 export const INVALIDATED_LIMIT = 20;
 const MAX_QUERY_CHARS = 32_768;
 
-export type RoutedPack = ContextPackValue & { route: RouteValue | null; invalidatedFacts: FactRow[] };
+export type { RoutedPack } from '../router/route-value.js';
 
 const routeInputSchema = z.object({
   namespaces: z.array(namespaceSchema).min(1, 'at least one namespace').max(10, 'at most 10 namespaces'),
@@ -68,21 +70,30 @@ export class RouteService {
 
   /**
    * `context(strategy: AUTO)`: `base` is the caller's request as a HYBRID compilation (access
-   * already checked); `compile` compiles one request.
+   * already checked). The handler compiles what its route needs; the pack is then compacted,
+   * and only then is its trace written (`serve`), from the pack as served.
    */
   async compileAuto(
     base: CompileRequest,
-    compile: (request: CompileRequest) => Promise<ContextPackValue>,
+    compiler: {
+      compile(request: CompileRequest): Promise<CompiledPack>;
+      serve(trace: TraceDraft, pack: ContextPackValue): Promise<ContextPackValue>;
+    },
   ): Promise<RoutedPack> {
     const { route, decision, resolved } = await this.decide(base.namespaces, base.query, base.asOf);
     const graph = new GraphService(this.scope);
     const vis = this.scope.principal.scopes;
+    const drafts = new Map<string, TraceDraft>();
     const ctx: HandlerContext = {
       base: { ...base, strategy: 'HYBRID', route: traceOf(route) },
       decision,
       resolved,
       asOf: base.asOf,
-      compile,
+      compile: async (request) => {
+        const compiled = await compiler.compile(request);
+        drafts.set(compiled.pack.traceId, compiled.trace);
+        return compiled.pack;
+      },
       attributesAt: (entity: EntityMatch, asOf) =>
         attributeVersionAt(this.scope.db, entity.namespace, entity.key, asOf, vis),
       paths: (namespace, from, to) => graph.paths({ namespace, from, to, asOf: base.asOf }),
@@ -90,30 +101,33 @@ export class RouteService {
         this.facetsOf(namespace, window?.since ?? null, window?.until ?? null),
     };
     const result = await HANDLERS[decision.queryType](ctx);
-    const { pack, compacted } = await compactSessions(
+    const { pack, compacted, replacements } = await compactSessions(
       this.scope.db,
       result.pack,
       vis,
       this.scope.deps.config.charsPerToken,
     );
-    result.pack = pack;
-    const invalidatedFacts =
-      decision.queryType === 'NO_SEARCH'
-        ? []
-        : await this.invalidatedAlongside(result.pack, resolved, base.asOf ?? new Date());
-    return {
-      ...result.pack,
-      route: {
-        ...route,
-        lookupMode: result.lookupMode ?? route.lookupMode,
-        attributeValue: result.attribute,
-        paths: result.paths,
-        facets: result.facets,
-        compactedSessions: compacted,
-        notes: [...route.notes, ...result.notes],
-      },
-      invalidatedFacts,
+    const served: RouteValue = {
+      ...route,
+      lookupMode: result.lookupMode ?? route.lookupMode,
+      attributeValue: result.attribute,
+      paths: result.paths,
+      facets: result.facets,
+      compactedSessions: compacted,
+      notes: [...route.notes, ...result.notes],
     };
+    const draft = drafts.get(pack.traceId);
+    if (!draft) throw new Error(`the handler for ${decision.queryType} served a pack it did not compile`);
+    const [traced, invalidatedFacts] = await Promise.all([
+      compiler.serve(
+        withReplacements({ ...draft, request: { ...draft.request, route: traceOf(served) } }, replacements),
+        pack,
+      ),
+      decision.queryType === 'NO_SEARCH'
+        ? Promise.resolve([])
+        : this.invalidatedAlongside(pack, resolved, base.asOf ?? new Date()),
+    ]);
+    return { ...traced, route: served, invalidatedFacts };
   }
 
   private async decide(

@@ -4,16 +4,23 @@ import { parseInput } from '../errors.js';
 import { nsKey } from '../loaders.js';
 import { llmFor } from '../providers/llm.js';
 import { type ContextEntity, type ContextFragment, renderSearchContext } from '../retrieval/context-text.js';
-import type { ChannelHit } from '../retrieval/fusion.js';
 import {
   type ChannelStat,
   type RerankReport,
   type SearchMode,
+  type SearchHitResult,
   type SearchOutcome,
   search,
 } from '../retrieval/search.js';
 import { type PresetName, channelWeightsSchema, resolveSettings } from '../retrieval/settings.js';
 import { synthesize } from '../retrieval/synthesis.js';
+import {
+  DEFAULT_RECALL_BUDGET,
+  RECALL_BUDGETS,
+  type RecallBudget,
+  SEARCH_DEFAULTS,
+  SEARCH_MODES,
+} from '../retrieval/vocabulary.js';
 import { maskForPrincipal } from '../security/pii-masking.js';
 import type { ChunkRow } from '../store/chunk-store.js';
 import type { EntityRow } from '../store/entity-store.js';
@@ -25,8 +32,7 @@ import { jsonObjectSchema, kindSchema, namespaceSchema, scopeSchema } from './va
 export const MAX_QUERY_CHARS = 32_768;
 export const MAX_K = 100;
 export const MAX_NAMESPACES = 10;
-export const RECALL_BUDGETS = { LOW: 4, MID: 8, HIGH: 16 } as const;
-export type RecallBudget = keyof typeof RECALL_BUDGETS;
+export { RECALL_BUDGETS, type RecallBudget };
 
 const MODE_PRESET: Readonly<Record<SearchMode, PresetName>> = {
   HYBRID: 'hybrid',
@@ -62,7 +68,7 @@ export const searchInputSchema = z.object({
   namespaces: namespacesSchema,
   query: querySchema,
   k: z.number().int().min(1).max(MAX_K).nullish(),
-  mode: z.enum(['HYBRID', 'VECTOR', 'LEXICAL']).nullish(),
+  mode: z.enum(SEARCH_MODES).nullish(),
   hops: z.number().int().min(0).max(2).nullish(),
   filters: filtersSchema.nullish(),
   weights: channelWeightsSchema.nullish(),
@@ -74,7 +80,7 @@ export type SearchInput = z.input<typeof searchInputSchema>;
 export const recallInputSchema = z.object({
   namespaces: namespacesSchema,
   query: querySchema,
-  budget: z.enum(['LOW', 'MID', 'HIGH']).nullish(),
+  budget: z.enum(Object.keys(RECALL_BUDGETS) as [RecallBudget, ...RecallBudget[]]).nullish(),
 });
 
 export const askInputSchema = z.object({
@@ -82,20 +88,11 @@ export const askInputSchema = z.object({
   question: querySchema.refine((q) => q.trim() !== '', 'the question must not be empty'),
   k: z.number().int().min(1).max(MAX_K).nullish(),
   synthesize: z.boolean().nullish(),
-  mode: z.enum(['HYBRID', 'VECTOR', 'LEXICAL']).nullish(),
+  mode: z.enum(SEARCH_MODES).nullish(),
   hops: z.number().int().min(0).max(2).nullish(),
   filters: filtersSchema.nullish(),
   rerank: z.boolean().nullish(),
 });
-
-export interface SearchHitModel {
-  chunk: ChunkRow;
-  score: number;
-  rrf: number;
-  exactIdBonus: number;
-  rerankScore: number | null;
-  channels: ChannelHit[];
-}
 
 export interface SourceRefModel {
   namespace: string;
@@ -106,12 +103,13 @@ export interface SourceRefModel {
 
 export interface SearchResultModel {
   mode: SearchMode;
-  hits: SearchHitModel[];
+  hits: SearchHitResult[];
   neighbors: Neighbor[];
   sources: SourceRefModel[];
   context: string;
   channelStats: ChannelStat[];
   rerank: RerankReport;
+  warnings: string[];
 }
 
 export interface AnswerModel {
@@ -132,13 +130,13 @@ export class SearchService {
     return this.run({
       namespaces: input.namespaces,
       query: input.query,
-      k: input.k ?? 8,
-      mode: input.mode ?? 'HYBRID',
-      hops: input.hops ?? 1,
+      k: input.k ?? SEARCH_DEFAULTS.k,
+      mode: input.mode ?? SEARCH_DEFAULTS.mode,
+      hops: input.hops ?? SEARCH_DEFAULTS.hops,
       filters: input.filters ?? null,
       weights: input.weights ?? null,
       rrfK: input.rrfK ?? null,
-      rerank: input.rerank ?? false,
+      rerank: input.rerank ?? SEARCH_DEFAULTS.rerank,
     });
   }
 
@@ -147,9 +145,9 @@ export class SearchService {
     return this.run({
       namespaces: input.namespaces,
       query: input.query,
-      k: RECALL_BUDGETS[input.budget ?? 'MID'],
-      mode: 'HYBRID',
-      hops: 1,
+      k: RECALL_BUDGETS[input.budget ?? DEFAULT_RECALL_BUDGET],
+      mode: SEARCH_DEFAULTS.mode,
+      hops: SEARCH_DEFAULTS.hops,
       filters: null,
       weights: null,
       rrfK: null,
@@ -162,13 +160,13 @@ export class SearchService {
     const result = await this.run({
       namespaces: input.namespaces,
       query: input.question,
-      k: input.k ?? 8,
-      mode: input.mode ?? 'HYBRID',
-      hops: input.hops ?? 1,
+      k: input.k ?? SEARCH_DEFAULTS.k,
+      mode: input.mode ?? SEARCH_DEFAULTS.mode,
+      hops: input.hops ?? SEARCH_DEFAULTS.hops,
       filters: input.filters ?? null,
       weights: null,
       rrfK: null,
-      rerank: input.rerank ?? false,
+      rerank: input.rerank ?? SEARCH_DEFAULTS.rerank,
     });
     const base = { question: input.question, search: result };
     if (input.synthesize === false && result.hits.length > 0) {
@@ -238,6 +236,9 @@ export class SearchService {
           return rows.map((r) => (r instanceof Error ? null : r));
         },
         maskText: (text) => maskForPrincipal(principal, text, { type: 'llm.prompt', field: 'rerank' }),
+        channelTimeoutMs: deps.config.statementTimeoutMs,
+        onChannelError: (channel, error) =>
+          deps.logger.warn('search channel failed', { channel, error: String(error) }),
       },
       {
         namespaces,
@@ -332,6 +333,7 @@ export class SearchService {
       context: renderSearchContext(fragments, related),
       channelStats: outcome.channels,
       rerank: outcome.rerank,
+      warnings: outcome.warnings,
     };
   }
 

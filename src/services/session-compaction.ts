@@ -1,4 +1,5 @@
-import type { ContextPackValue, PackedItem, PackSectionValue } from '../compiler/compile.js';
+import type { ContextPackValue, PackedItem, PackSectionValue } from '../compiler/pack-types.js';
+import type { Replacement } from '../compiler/trace.js';
 import { itemLabel, pieceCost, renderItem, renderPack, sectionHeader } from '../compiler/render.js';
 import type { Queryable } from '../db/database.js';
 import { estimateTokens } from '../domain/tokens.js';
@@ -62,7 +63,7 @@ export async function compactSessions(
   pack: ContextPackValue,
   visibleScopes: string[] | null,
   charsPerToken: number,
-): Promise<{ pack: ContextPackValue; compacted: string[] }> {
+): Promise<{ pack: ContextPackValue; compacted: string[]; replacements: Replacement[] }> {
   // Items that may belong to a session: chunks and observations, per namespace.
   const refsByNs = new Map<string, { chunks: number[]; observations: string[] }>();
   const refOf = new Map<string, string>();
@@ -79,7 +80,7 @@ export async function compactSessions(
       refOf.set(item.id, `${item.namespace}\u0000${item.kind}:${local}`);
     }
   }
-  if (refsByNs.size === 0) return { pack, compacted: [] };
+  if (refsByNs.size === 0) return { pack, compacted: [], replacements: [] };
   const sessionOf = new Map<string, string>();
   await Promise.all(
     [...refsByNs].map(async ([ns, refs]) => {
@@ -99,7 +100,7 @@ export async function compactSessions(
     }
   }
   const over = [...groups].filter(([, members]) => members.length > COMPACT_THRESHOLD);
-  if (over.length === 0) return { pack, compacted: [] };
+  if (over.length === 0) return { pack, compacted: [], replacements: [] };
 
   const compacts = new Map<string, SessionCompactRow>();
   const byNs = new Map<string, string[]>();
@@ -161,7 +162,7 @@ export async function compactSessions(
     const ns = best.item.namespace!;
     const compactItem: PackedItem = {
       ...best.item,
-      kind: 'session' as PackedItem['kind'],
+      kind: 'session',
       id: globalId('SessionCompact', ns, compact.sessionId),
       text,
       title: `Session ${compact.sessionId}`,
@@ -173,7 +174,7 @@ export async function compactSessions(
     for (const m of members) replaced.set(m.item.id, m.item.id === best.item.id ? compactItem : null);
     compacted.push(compact.sessionId);
   }
-  if (compacted.length === 0) return { pack, compacted: [] };
+  if (compacted.length === 0) return { pack, compacted: [], replacements: [] };
 
   const sections: PackSectionValue[] = pack.sections
     .map((s) => ({
@@ -201,6 +202,7 @@ export async function compactSessions(
       budget: { ...pack.budget, used: pack.budget.used - oldCost + newCost },
     },
     compacted,
+    replacements: [...replaced].map(([itemId, by]) => ({ itemId, by, reason: 'SESSION_COMPACTED' })),
   };
 }
 

@@ -80,6 +80,16 @@ export async function replaceChunks(
     namespace,
     nodeKey,
   ]);
+  return appendChunks(q, namespace, nodeKey, chunks);
+}
+
+/** Adds chunks to a node without touching its others (a large document arrives in steps). */
+export async function appendChunks(
+  q: Queryable,
+  namespace: string,
+  nodeKey: string,
+  chunks: ChunkWrite[],
+): Promise<number[]> {
   if (chunks.length === 0) return [];
   const { rows } = await q.query<{ chunkId: number }>(
     `/* insertChunks */

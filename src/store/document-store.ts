@@ -83,7 +83,8 @@ export interface DocumentBodyWrite {
   content: string;
   provenance: unknown;
   meta: Record<string, unknown>;
-  contentHash: string;
+  /** Null while the chunks of a large document are still being written (see markDocumentComplete). */
+  contentHash: string | null;
   /** A document write is authoritative for its own visibility: these replace, never merge. */
   scopes: string[];
   visibility: string[];
@@ -114,6 +115,22 @@ export async function writeDocumentBody(
       w.pii,
       w.piiCategories,
     ],
+  );
+}
+
+/** The last step of a document written in steps: its hash says its chunks are all in. */
+export async function markDocumentComplete(
+  q: Queryable,
+  namespace: string,
+  key: string,
+  contentHash: string,
+  visibleScopes: string[] | null,
+): Promise<void> {
+  await q.query(
+    `/* markDocumentComplete */
+     UPDATE entities e SET content_hash = $3
+     WHERE e.namespace = $1 AND e.key = $2 AND e.content_hash IS NULL AND ${visibleTo('e', '$4')}`,
+    [namespace, key, contentHash, visibleScopes],
   );
 }
 

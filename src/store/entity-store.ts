@@ -67,6 +67,8 @@ export async function findEntitiesByKeys(
 
 export interface EntityListFilter {
   kinds?: string[] | null;
+  /** Kinds left out (applied after `kinds`). */
+  excludeKinds?: string[] | null;
   keyPrefix?: string | null;
   afterKey?: string | null;
   beforeKey?: string | null;
@@ -90,6 +92,7 @@ export async function listEntities(
        AND ($3::text IS NULL OR starts_with(e.key, $3::text))
        AND ($4::text IS NULL OR e.key > $4::text)
        AND ($5::text IS NULL OR e.key < $5::text)
+       AND ($8::text[] IS NULL OR NOT (e.kind = ANY($8::text[])))
        AND ${visibleTo('e', '$6')}
      ORDER BY e.key ${order}
      LIMIT $7`,
@@ -101,6 +104,7 @@ export async function listEntities(
       filter.beforeKey ?? null,
       visibleScopes,
       filter.limit,
+      filter.excludeKinds ?? null,
     ],
   );
   return filter.backwards ? rows.reverse() : rows;
@@ -109,7 +113,7 @@ export async function listEntities(
 export async function countEntities(
   q: Queryable,
   namespace: string,
-  filter: Pick<EntityListFilter, 'kinds' | 'keyPrefix'>,
+  filter: Pick<EntityListFilter, 'kinds' | 'keyPrefix' | 'excludeKinds'>,
   visibleScopes: string[] | null,
 ): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
@@ -118,8 +122,9 @@ export async function countEntities(
      WHERE e.namespace = $1
        AND ($2::text[] IS NULL OR e.kind = ANY($2::text[]))
        AND ($3::text IS NULL OR starts_with(e.key, $3::text))
+       AND ($5::text[] IS NULL OR NOT (e.kind = ANY($5::text[])))
        AND ${visibleTo('e', '$4')}`,
-    [namespace, filter.kinds ?? null, filter.keyPrefix ?? null, visibleScopes],
+    [namespace, filter.kinds ?? null, filter.keyPrefix ?? null, visibleScopes, filter.excludeKinds ?? null],
   );
   return rows[0]?.n ?? 0;
 }

@@ -32,7 +32,11 @@ export function migrationFiles(): { name: string; sql: string }[] {
  * Applies pending migrations in order, each in its own transaction, and records them.
  * Files are idempotent too, so a crash between apply and record is harmless.
  */
-export async function migrate(db: Database, embedding: EmbeddingSettings): Promise<string[]> {
+export async function migrate(
+  db: Database,
+  embedding: EmbeddingSettings,
+  options: { onApplied?: (name: string, ms: number) => void } = {},
+): Promise<string[]> {
   await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     name text PRIMARY KEY,
     applied_at timestamptz NOT NULL DEFAULT now()
@@ -51,10 +55,12 @@ export async function migrate(db: Database, embedding: EmbeddingSettings): Promi
   for (const file of migrationFiles()) {
     if (done.has(file.name)) continue;
     const sql = file.sql.replaceAll('{{EMBEDDING_DIM}}', String(dimensions));
+    const started = performance.now();
     await db.exec(
       `BEGIN;\n${sql}\n;INSERT INTO schema_migrations (name) VALUES ('${file.name}') ON CONFLICT DO NOTHING;\nCOMMIT;`,
     );
     applied.push(file.name);
+    options.onApplied?.(file.name, performance.now() - started);
   }
   if (!stored) {
     await db.query(

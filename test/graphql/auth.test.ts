@@ -1,13 +1,16 @@
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { assertBindAllowed, isLoopbackHost } from '../../src/auth/local-mode.js';
+import { createTokenAuthenticator } from '../../src/auth/authenticate.js';
 import { runTokenCommand } from '../../src/auth/token-command.js';
 import { hashToken, readTokensFile } from '../../src/auth/tokens-file.js';
 import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
 import { serve } from '../../src/serve.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { writeTokensFile } from '../helpers/principals.js';
@@ -192,6 +195,31 @@ describe('authentication with a tokens file', () => {
     expect((await gw.gql(ENTITY, { ns: 'support', key: 'faq' }, { token: tokens.reader })).status).toBe(200);
   });
 
+  it('the examples in `memgate token --help` run, and the list and the repeated flag grant the same', () => {
+    const help = tokenIo();
+    expect(runTokenCommand(['--help'], help.io)).toBe(0);
+    const examples = help.out
+      .join('')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith('memgate token create ') && !line.includes('<'));
+    expect(examples).toHaveLength(2);
+    const granted = examples.map((line) => {
+      const scratch = join(mkdtempSync(join(tmpdir(), 'memgate-help-')), 'tokens.json');
+      // The shell's word splitting: quotes group, and are removed.
+      const args = [...line.slice('memgate token '.length).matchAll(/'([^']*)'|(\S+)/g)].map(
+        (m) => m[1] ?? m[2]!,
+      );
+      const run = tokenIo({ MEMGATE_TOKENS_FILE: scratch });
+      expect(runTokenCommand(args, run.io), `${line}: ${run.err.join('')}`).toBe(0);
+      return readTokensFile(scratch).principals[0]!.read;
+    });
+    expect(granted).toEqual([
+      ['support', 'team-*'],
+      ['support', 'team-*'],
+    ]);
+  });
+
   it('refuses bad token commands with usage errors and keeps the file valid', async () => {
     const before = readFileSync(file, 'utf8');
     const cases: string[][] = [
@@ -218,6 +246,51 @@ describe('authentication with a tokens file', () => {
       expect(res.status).toBe(200);
     } finally {
       writeFileSync(file, before);
+    }
+  });
+});
+
+describe('a deleted tokens file fails closed', () => {
+  it('refuses every token until a valid file is back, and says so in the log', async () => {
+    const { path, tokens } = writeTokensFile([{ id: 'reader', read: ['support'] }]);
+    const lines: string[] = [];
+    const authenticate = await createTokenAuthenticator(path, {
+      reloadIntervalMs: 0,
+      logger: createLogger('info', (l) => lines.push(l)),
+    });
+    const request = () =>
+      new Request('http://x/graphql', { headers: { authorization: `Bearer ${tokens.reader}` } });
+    expect((await authenticate(request())).id).toBe('reader');
+    const before = readFileSync(path, 'utf8');
+    unlinkSync(path);
+    await expect(authenticate(request())).rejects.toMatchObject({ extensions: { code: 'UNAUTHENTICATED' } });
+    await expect(authenticate(request())).rejects.toMatchObject({ extensions: { code: 'UNAUTHENTICATED' } });
+    const gone = lines.filter((l) => l.includes('tokens file is gone'));
+    expect(gone).toHaveLength(1); // once per disappearance, not once per request
+    expect(JSON.parse(gone[0]!)).toMatchObject({ level: 'error', path });
+    // A broken file in its place changes nothing: still nobody.
+    writeFileSync(path, '{"principals": [ broken');
+    await expect(authenticate(request())).rejects.toMatchObject({ extensions: { code: 'UNAUTHENTICATED' } });
+    writeFileSync(path, before);
+    expect((await authenticate(request())).id).toBe('reader');
+  });
+
+  it('through HTTP: the gateway answers 401 while the file is missing', async () => {
+    const { path, tokens } = writeTokensFile([{ id: 'reader', read: ['support'] }]);
+    const gw = await startTestGateway({ MEMGATE_TOKENS_FILE: path });
+    try {
+      const before = readFileSync(path, 'utf8');
+      expect((await gw.gql('{ __typename }', {}, { token: tokens.reader })).status).toBe(200);
+      unlinkSync(path);
+      await waitFor(
+        async () => (await gw.gql('{ __typename }', {}, { token: tokens.reader })).status === 401,
+      );
+      writeFileSync(path, before);
+      await waitFor(
+        async () => (await gw.gql('{ __typename }', {}, { token: tokens.reader })).status === 200,
+      );
+    } finally {
+      await gw.close();
     }
   });
 });

@@ -54,6 +54,8 @@ function expectWellFormed(pack: Pack, budget: number) {
   expect(estimateTokens(pack.text, 3)).toBeLessThanOrEqual(budget);
   expect(pack.budget.maxTokens).toBe(budget);
   expect(pack.budget.used).toBeLessThanOrEqual(budget);
+  // What the budget says was used is what the text costs.
+  expect(pack.budget.used).toBe(pack.tokenEstimate);
   const kinds = pack.sections.map((s) => s.kind);
   expect(kinds).toEqual(SECTION_ORDER.filter((k) => kinds.includes(k)));
   for (const s of pack.sections) expect(s.items.length).toBeGreaterThan(0);
@@ -135,6 +137,18 @@ describe('context: the ContextPack over HTTP', () => {
 
   afterAll(async () => {
     await gw?.close();
+  });
+
+  it('a HYBRID context costs at most 10 SQL statements: six channels, multi-hop, one read-back, the trace', async () => {
+    const res = await gw.gql<{ context: Pack }>(CONTEXT_QUERY, {
+      input: { namespaces: [NS], query: 'deploy fails with E4021 on step 3', strategy: 'HYBRID' },
+    });
+    expect(res.errors).toBeUndefined();
+    const trace = (await readTrace(gw, NS, res.data!.context.traceId))!;
+    // Every channel ran, multi-hop included: the count below is the worst case of the path.
+    for (const channel of ['vector', 'lexical', 'exact', 'facts', 'graph', 'recent', 'multi_hop'])
+      expect(trace.channels[channel], channel).toMatchObject({ status: 'ok' });
+    expect(res.extensions!.sql!.statements).toBeLessThanOrEqual(10);
   });
 
   describe('strategies', () => {

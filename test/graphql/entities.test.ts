@@ -138,6 +138,57 @@ describe('entities: the first vertical slice over HTTP', () => {
     }
   });
 
+  it('lists observation nodes only when their kind is asked for', async () => {
+    const ns = 'obs-listing';
+    await gw.gql(UPSERT, { ns, entities: [{ key: 'bob', kind: 'person', title: 'Bob' }] });
+    const recorded = await gw.gql<{ recordObservations: { results: { key: string }[] } }>(
+      `mutation { recordObservations(namespace: "${ns}", observations: [
+        { source: { system: "chat", externalId: "m1" }, kind: "message", occurredAt: "2024-05-01T10:00:00Z",
+          actor: { type: "person", id: "bob" }, content: "Bob: the release moves to June." }
+      ]) { results { key status } } }`,
+    );
+    const obsKey = recorded.data!.recordObservations.results[0]!.key;
+    const list = (args: string) =>
+      gw.gql<{ entities: { totalCount: number; edges: { node: { key: string; kind: string } }[] } }>(
+        `{ entities(namespace: "${ns}"${args}) { totalCount edges { node { key kind } } } }`,
+      );
+    const plain = await list('');
+    expect(plain.data!.entities.edges.map((e) => e.node.key)).toEqual(['bob']);
+    expect(plain.data!.entities.totalCount).toBe(1);
+    const asked = await list(', kinds: ["observation"]');
+    expect(asked.data!.entities.edges.map((e) => e.node.key)).toEqual([obsKey]);
+    expect(asked.data!.entities.totalCount).toBe(1);
+    const both = await list(', kinds: ["person", "observation"]');
+    expect(both.data!.entities.totalCount).toBe(2);
+  });
+
+  it("titles an observation's chunks with its kind, the actor's title and the time", async () => {
+    const ns = 'obs-titles';
+    await gw.gql(UPSERT, { ns, entities: [{ key: 'bob', kind: 'person', title: 'Bob Okafor' }] });
+    const recorded = await gw.gql<{ recordObservations: { results: { key: string }[] } }>(
+      `mutation { recordObservations(namespace: "${ns}", observations: [
+        { source: { system: "chat", externalId: "t1" }, kind: "message", occurredAt: "2024-05-01T10:00:00Z",
+          actor: { type: "person", id: "bob" }, content: "The release moves to June." },
+        { source: { system: "chat", externalId: "t2" }, kind: "message", occurredAt: "2024-05-02T08:30:00Z",
+          actor: { type: "person", id: "zoe" }, content: "Noted." }
+      ]) { results { key } } }`,
+    );
+    const keys = recorded.data!.recordObservations.results.map((r) => r.key);
+    const titles = await Promise.all(
+      keys.map(async (key) => {
+        const res = await gw.gql<{
+          entity: { title: string; chunks: { edges: { node: { title: string } }[] } };
+        }>(`{ entity(namespace: "${ns}", key: "${key}") { title chunks { edges { node { title } } } } }`);
+        return [res.data!.entity.title, res.data!.entity.chunks.edges[0]!.node.title];
+      }),
+    );
+    expect(titles).toEqual([
+      ['message · Bob Okafor · 2024-05-01 10:00 UTC', 'message · Bob Okafor · 2024-05-01 10:00 UTC'],
+      // No entity for the actor: its id stands in.
+      ['message · zoe · 2024-05-02 08:30 UTC', 'message · zoe · 2024-05-02 08:30 UTC'],
+    ]);
+  });
+
   it('reports SQL statements per request in extensions.sql', async () => {
     const res = await gw.gql(ENTITY, { ns: 'acme', key: 'alice' });
     expect(res.extensions?.sql?.statements).toBe(1);

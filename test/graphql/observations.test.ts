@@ -6,8 +6,9 @@ const RECORD = /* GraphQL */ `
   mutation Record($ns: String!, $obs: [ObservationInput!]!) {
     recordObservations(namespace: $ns, observations: $obs) {
       accepted
+      partial
       rejected
-      results { index status id key code message }
+      results { index status id key code message assertions { index kind status code message } }
     }
   }
 `;
@@ -37,9 +38,13 @@ interface WriteResult {
   key: string | null;
   code: string | null;
   message: string | null;
+  assertions:
+    | { index: number; kind: string; status: string; code: string | null; message: string | null }[]
+    | null;
 }
 interface Payload {
   accepted: number;
+  partial: number;
   rejected: number;
   results: WriteResult[];
 }
@@ -149,7 +154,7 @@ describe('recordObservations over HTTP', () => {
     expect(chunk.data!.node).toMatchObject({
       text: 'Melanie: I painted a sunrise over the lake.',
       kind: 'chat.message',
-      title: 'Caroline',
+      title: 'chat.message · Caroline · 2024-05-04 08:00 UTC',
       occurredAt: '2024-05-04T08:00:00.000Z',
       meta: { observationId: r!.key, sessionId: 'conv-1' },
       node: { key: r!.key, kind: 'observation' },
@@ -244,6 +249,13 @@ describe('recordObservations over HTTP', () => {
       },
     ]);
     expect(payload.results[0]!.status).toBe('CREATED');
+    expect(payload.accepted).toBe(1);
+    expect(payload.partial).toBe(0);
+    expect(payload.results[0]!.assertions!.map((x) => `${x.kind}:${x.status}`)).toEqual([
+      'entity:APPLIED',
+      'fact:APPLIED',
+      'episode:APPLIED',
+    ]);
     const obsId = payload.results[0]!.key!;
     const { rows: versions } = await gw.db.query<{ validFrom: Date; observationId: string }>(
       `SELECT valid_from AS "validFrom", observation_id AS "observationId" FROM entity_versions
@@ -316,7 +328,7 @@ describe('recordObservations over HTTP', () => {
     expect(rows.map((r) => r.key)).toEqual([`episode:${obsId}`, `episode:${obsId}:1`]);
   });
 
-  it('PARTIALLY_PROCESSED names the rejected assertions; FAILED when none stood', async () => {
+  it('an observation with rejected assertions is PARTIAL, counted apart from accepted, with per-assertion results', async () => {
     const payload = await record([
       {
         source: { system: 'hr', externalId: 'evt-partial' },
@@ -345,7 +357,18 @@ describe('recordObservations over HTTP', () => {
         ],
       },
     ]);
-    expect(payload.results.map((r) => r.status)).toEqual(['CREATED', 'CREATED']);
+    expect(payload.results.map((r) => r.status)).toEqual(['PARTIAL', 'PARTIAL']);
+    expect({ accepted: payload.accepted, partial: payload.partial, rejected: payload.rejected }).toEqual({
+      accepted: 0,
+      partial: 2,
+      rejected: 0,
+    });
+    expect(payload.results[0]!.assertions!.map((a) => [a.index, a.kind, a.status, a.code])).toEqual([
+      [0, 'entity', 'APPLIED', null],
+      [1, 'entity', 'REJECTED', 'BAD_USER_INPUT'],
+      [2, 'fact', 'REJECTED', 'NOT_FOUND'],
+    ]);
+    expect(payload.results[1]!.assertions!.map((a) => a.status)).toEqual(['REJECTED', 'REJECTED']);
     expect(payload.results[0]!.message).toMatch(/^PARTIALLY_PROCESSED: 2 of 3 assertions rejected/);
     const partial = await gw.gql<{ node: Record<string, unknown> }>(OBSERVATION, {
       id: payload.results[0]!.id,

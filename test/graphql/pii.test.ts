@@ -235,6 +235,32 @@ describe('PII on every output surface', () => {
     await new Promise<void>((r) => llmServer?.close(() => r()));
   });
 
+  it('masks a dotted US number (415.555.0144) for a principal without pii', async () => {
+    const written = await gw.gql(
+      `mutation R($o: [ObservationInput!]!) { recordObservations(namespace: "${NS}", observations: $o) { results { id } } }`,
+      {
+        o: [
+          {
+            source: { system: 'mail', externalId: 'm-dotted' },
+            kind: 'email',
+            occurredAt: '2024-05-02T10:00:00Z',
+            content: 'Bob: reach me at 415.555.0144 after five.',
+          },
+        ],
+      },
+      { token: tokens.writer },
+    );
+    expect(written.errors).toBeUndefined();
+    const read = await gw.gql<{ observations: { edges: { node: { content: string } }[] } }>(
+      `{ observations(namespace: "${NS}", since: "2024-05-02T00:00:00Z") { edges { node { content } } } }`,
+      {},
+      { token: tokens.plain },
+    );
+    expect(read.data!.observations.edges.map((e) => e.node.content)).toEqual([
+      'Bob: reach me at [phone] after five.',
+    ]);
+  });
+
   it('masks every surface for a principal without pii, and audits nothing for it', async () => {
     const before = (await piiAccess()).length;
     for (const surface of SURFACES) {

@@ -59,7 +59,10 @@ interface AutoPack {
   traceId: string;
   text: string;
   emptyReason: string | null;
-  sections: { kind: string; items: { kind: string; id: string; text: string }[] }[];
+  sections: {
+    kind: string;
+    items: { kind: string; id: string; text: string; score: number; tokenEstimate: number }[];
+  }[];
   route: Route;
   invalidatedFacts: {
     factId: string;
@@ -228,6 +231,28 @@ describe('intent-routed context (strategy AUTO)', () => {
     const june = await auto(gw, 'What happened with Caroline in June 2023?');
     expect(texts(june)).toMatch(/Denver/);
     expect(texts(june)).not.toMatch(/pottery|sunrise/);
+  });
+
+  it('the AUTO trace is written from the pack as served, after compaction', async () => {
+    const pack = await auto(gw, 'What happened in May 2023?');
+    expect(pack.route.compactedSessions).toEqual(['chat-1']);
+    const trace = (await readTrace(gw, NS, pack.traceId))!;
+    const served = pack.sections.flatMap((s) => s.items);
+    const included = trace.decisions.filter((d) => d.decision === 'INCLUDED');
+    expect(included.map((d) => d.id).sort()).toEqual(served.map((i) => i.id).sort());
+    for (const item of served) {
+      expect(included.find((d) => d.id === item.id)).toMatchObject({
+        kind: item.kind,
+        tokenEstimate: item.tokenEstimate,
+        score: item.score,
+      });
+    }
+    // The items the compact stands for are traced as replaced, not as served.
+    const replaced = trace.decisions.filter((d) => d.reason === 'SESSION_COMPACTED');
+    expect(replaced.length).toBeGreaterThan(2);
+    expect(replaced.every((d) => d.decision === 'EXCLUDED')).toBe(true);
+    expect(trace.request.result).toMatchObject({ items: served.length });
+    expect((trace.request.route as { queryType: string }).queryType).toBe(pack.route.queryType);
   });
 
   it('more than two items of one session are replaced by its compact, scored by the best of them', async () => {

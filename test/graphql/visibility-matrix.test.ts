@@ -1,7 +1,12 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { createClient as createSseClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { globalId } from '../../src/global-id.js';
+import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { schema } from '../../src/schema/index.js';
 import { type GqlResponse, type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { dumpScopedRows, dumpSize } from '../helpers/hidden-rows.js';
+import { callTool, connectMcpHttp } from '../helpers/mcp.js';
 import { writeTokensFile } from '../helpers/principals.js';
 import { rootFieldsPresent } from '../helpers/schema-fields.js';
 
@@ -17,7 +22,8 @@ import { rootFieldsPresent } from '../helpers/schema-fields.js';
  *
  * Relay ids in answers are decoded before the check, so a hidden row cannot leak as an id.
  * Adding a read path is one entry in PATHS; a Query field with no entry (and no exemption)
- * fails the completeness test.
+ * fails the completeness test. The MCP tools take the same checks through the SDK client
+ * (MCP_PATHS); a tool with no entry fails the same way.
  */
 
 const W1 = 'sapphire';
@@ -360,6 +366,100 @@ const EXEMPT: Record<string, string> = {
 
 const PRINCIPALS = ['w1', 'none', 'w2'] as const;
 
+interface McpPath {
+  tool: string;
+  name: string;
+  args: (fx: Fixture) => Record<string, unknown>;
+  w1Sees: boolean;
+  allSee?: string;
+}
+
+/** The MCP tools over the same rows: each tool is a path (MCP_TOOLS is the list to cover). */
+const MCP_PATHS: McpPath[] = [
+  {
+    tool: 'get_context',
+    name: 'get_context',
+    args: () => ({ namespaces: ['acme'], query: 'quokka handbook', anchors: ['hub'], k: 16 }),
+    w1Sees: true,
+    allSee: 'quokka public',
+  },
+  {
+    tool: 'search_memory',
+    name: 'search_memory',
+    args: () => ({ namespaces: ['acme'], query: 'quokka handbook', k: 20, hops: 2 }),
+    w1Sees: true,
+    allSee: 'quokka public handbook',
+  },
+  {
+    tool: 'get_entity',
+    name: 'get_entity (a w1 entity)',
+    args: () => ({ namespace: 'acme', key: 'sapphire-ent' }),
+    w1Sees: true,
+  },
+  {
+    tool: 'get_entity',
+    name: 'get_entity (facts of a public entity)',
+    args: () => ({ namespace: 'acme', key: 'hub' }),
+    w1Sees: true,
+    allSee: 'public-ent',
+  },
+  {
+    tool: 'trace_provenance',
+    name: 'trace_provenance',
+    args: (fx) => ({ id: fx.secretChunkId }),
+    w1Sees: true,
+  },
+  {
+    tool: 'explain_context',
+    name: 'explain_context (of a w1 pack)',
+    args: (fx) => ({ namespace: 'acme', traceId: fx.w1TraceId }),
+    w1Sees: true,
+  },
+  {
+    tool: 'supersede_fact',
+    name: 'supersede_fact (of a w1 fact, by a writer without w1)',
+    args: (fx) => ({
+      namespace: 'acme',
+      factId: fx.secretFactId,
+      by: { subject: 'hub', predicate: 'knows', object: 'public-ent' },
+    }),
+    w1Sees: false,
+  },
+];
+
+/** Tools that read no rows beyond what the caller sends, and why. */
+const MCP_EXEMPT: Record<string, string> = {
+  record_observations: 'a write: answers with the ids and statuses of the items sent, nothing stored',
+  assert_facts: 'a write: answers with the ids and statuses of the items sent, nothing stored',
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface LivePath {
+  /** The Subscription field it exercises (for the completeness check). */
+  field: string;
+  name: string;
+  /** Variables: `$ns`. Each delivered change must carry a `key` (the end marker is found by it). */
+  query: string;
+}
+
+/**
+ * Subscription fields × principals: while each principal listens, the writer changes w1 rows,
+ * public rows and rows of namespace `other` of every kind; what arrives is checked like a read.
+ */
+const LIVE_PATHS: LivePath[] = [
+  {
+    field: 'memoryChanged',
+    name: 'memoryChanged',
+    query: `subscription($ns: String!) { memoryChanged(namespace: $ns) {
+      namespace kind key entity { id key title attributes } fact { factId subject { key } object { key title } }
+      observation { observationId content data } document { key title content } } }`,
+  },
+];
+
+/** Subscription fields that deliver no namespace rows, and why. */
+const LIVE_EXEMPT: Record<string, string> = {};
+
 /** The answer as text, with every Relay id decoded next to it. */
 function visibleText(value: unknown): string {
   const text = JSON.stringify(value ?? null);
@@ -535,7 +635,82 @@ describe('visibility: principals × read paths', () => {
     }
   });
   afterAll(async () => {
+    for (const client of mcpClients.values()) await client.close();
     await gw?.close();
+  });
+
+  const mcpClients = new Map<string, Client>();
+  const mcp = async (who: string): Promise<Client> => {
+    let client = mcpClients.get(who);
+    if (!client) {
+      client = await connectMcpHttp(gw.url, tokens[who]);
+      mcpClients.set(who, client);
+    }
+    return client;
+  };
+
+  it('covers every MCP tool (a new tool needs a row in MCP_PATHS or a reason in MCP_EXEMPT)', () => {
+    const covered = new Set(MCP_PATHS.map((p) => p.tool));
+    const missing = MCP_TOOLS.map((t) => t.name).filter((t) => !covered.has(t) && !(t in MCP_EXEMPT));
+    expect(missing).toEqual([]);
+  });
+
+  for (const path of MCP_PATHS) {
+    it(`MCP ${path.name}: w1 sees its rows, the others never do, and no other namespace appears`, async () => {
+      // A write probe runs as a writer that lacks w1 (the hidden row must read as absent).
+      const principals = path.tool === 'supersede_fact' ? (['intruder'] as const) : PRINCIPALS;
+      for (const who of principals) {
+        const answer = await callTool(await mcp(who), path.tool, path.args(fx));
+        const label = `MCP ${path.name} as ${who}`;
+        if (answer.isError) {
+          expect((answer.data.error as { code: string }).code, `${label}: ${answer.text}`).toBe('NOT_FOUND');
+        }
+        // An error may echo the caller's own input (a NOT_FOUND naming the key asked for); that
+        // it reads exactly like an absent row's is checked below.
+        const text = answer.isError
+          ? answer.text.replaceAll(W1, '')
+          : `${visibleText(answer.data)}\n${answer.text}`;
+        expect(text.includes(OTHER_NS), `${label} shows namespace other`).toBe(false);
+        if (who === 'w1') {
+          if (path.w1Sees) expect(text, `${label} should show the w1 rows`).toContain(W1);
+        } else {
+          expect(text.includes(W1), `${label} shows a w1 row`).toBe(false);
+        }
+        if (path.allSee) expect(text, `${label} should show the public rows`).toContain(path.allSee);
+      }
+    });
+  }
+
+  it('MCP: a hidden row reads exactly like an absent one', async () => {
+    const probes: [string, string, (key: string) => Record<string, unknown>, string, string][] = [
+      ['none', 'get_entity', (key) => ({ namespace: 'acme', key }), 'sapphire-ent', 'no-such-entity'],
+      [
+        'none',
+        'explain_context',
+        (traceId) => ({ namespace: 'acme', traceId }),
+        fx.w1TraceId,
+        'no-such-trace',
+      ],
+      [
+        'none',
+        'trace_provenance',
+        (id) => ({ id }),
+        fx.secretChunkId,
+        globalId('Chunk', 'acme', 999_999_999),
+      ],
+      [
+        'intruder',
+        'supersede_fact',
+        (factId) => ({ namespace: 'acme', factId, by: { subject: 'hub', predicate: 'knows', object: 'x' } }),
+        fx.secretFactId,
+        'fact-000000000000000000000000',
+      ],
+    ];
+    for (const [who, tool, args, hidden, absent] of probes) {
+      const ask = async (key: string) =>
+        JSON.stringify(await callTool(await mcp(who), tool, args(key))).replaceAll(key, '<key>');
+      expect(await ask(hidden), tool).toBe(await ask(absent));
+    }
   });
 
   it('covers every read path of the schema (a new Query field needs a row here)', () => {
@@ -665,4 +840,98 @@ describe('visibility: principals × read paths', () => {
       expect(res.data, who).toEqual({ entity: { key: 'relevance-ent' } });
     }
   });
+
+  it('covers every subscription of the schema (a new Subscription field needs a row here)', () => {
+    const fields = Object.keys(schema.getSubscriptionType()?.getFields() ?? {});
+    const covered = new Set(LIVE_PATHS.map((p) => p.field));
+    expect(fields.filter((f) => !covered.has(f) && !(f in LIVE_EXEMPT))).toEqual([]);
+  });
+
+  for (const path of LIVE_PATHS) {
+    it(`${path.name}: live changes reach w1 only for w1 rows, never another namespace`, async () => {
+      type Result = { data?: { [field: string]: { key: string } } | null; errors?: unknown };
+      const streams = PRINCIPALS.map(
+        (who) =>
+          createSseClient({
+            url: gw.url,
+            headers: { authorization: `Bearer ${tokens[who]}` },
+            retryAttempts: 0,
+          }).iterate({ query: path.query, variables: { ns: 'acme' } }) as AsyncIterableIterator<Result>,
+      );
+      const upsert = (ns: string, e: unknown[]) =>
+        write(
+          'mutation($ns: String!, $e: [EntityInput!]!) { upsertEntities(namespace: $ns, entities: $e) { accepted rejected results { id key status message } } }',
+          { ns, e },
+        );
+      // Each stream is listening once a ping written after it subscribed arrives.
+      for (const [i, stream] of streams.entries()) {
+        const first = stream.next();
+        let tick = 0;
+        while (!(await Promise.race([first.then(() => true), sleep(100).then(() => false)]))) {
+          tick += 1;
+          if (tick > 100) throw new Error('subscription never started');
+          await upsert('acme', [{ key: `live-ping-${i}`, kind: 'probe', title: `ping ${tick}` }]);
+        }
+      }
+      const live = `live-${path.name}`;
+      await upsert('other', [{ key: `${live}-other`, kind: 'note', title: `${OTHER_NS} live` }]);
+      await upsert('acme', [
+        { key: `${live}-secret`, kind: 'note', title: `${W1} live`, scopes: ['workspace:w1'] },
+        { key: `${live}-public`, kind: 'note', title: 'public live' },
+      ]);
+      await write(
+        'mutation($f: [FactInput!]!) { assertFacts(namespace: "acme", facts: $f) { accepted rejected results { id key status message } } }',
+        { f: [{ subject: 'public-ent', predicate: 'live_link', object: 'sapphire-ent' }] },
+      );
+      await write(
+        'mutation($o: [ObservationInput!]!) { recordObservations(namespace: "acme", observations: $o) { accepted rejected results { id key status message } } }',
+        {
+          o: [
+            {
+              source: { system: 'notes', externalId: `${live}-obs` },
+              kind: 'note',
+              occurredAt: '2024-05-01T00:00:00Z',
+              content: `${W1} live note`,
+              scopes: ['workspace:w1'],
+            },
+          ],
+        },
+      );
+      await write(
+        'mutation($d: [DocumentInput!]!) { retainDocuments(namespace: "acme", documents: $d) { accepted rejected results { id key status message } } }',
+        {
+          d: [
+            {
+              key: `doc:${live}`,
+              title: `${W1} live doc`,
+              content: `# Live\n\n${W1} live`,
+              scopes: ['workspace:w1'],
+            },
+          ],
+        },
+      );
+      await upsert('acme', [{ key: `${live}-end`, kind: 'note', title: 'end' }]);
+
+      for (const [i, who] of PRINCIPALS.entries()) {
+        const seen: unknown[] = [];
+        const stream = streams[i]!;
+        while (true) {
+          const { value, done } = await stream.next();
+          expect(done, `${who}: stream ended early`).toBe(false);
+          expect(value!.errors, who).toBeUndefined();
+          const change = value!.data![path.field]!;
+          if (change.key.startsWith('live-ping')) continue;
+          seen.push(change);
+          if (change.key === `${live}-end`) break;
+        }
+        await stream.return?.();
+        const text = visibleText(seen);
+        const label = `${path.name} as ${who}`;
+        expect(text.includes(OTHER_NS), `${label} shows namespace other`).toBe(false);
+        expect(text, `${label} should show the public rows`).toContain('public live');
+        if (who === 'w1') expect(text, `${label} should show the w1 rows`).toContain(W1);
+        else expect(text.includes(W1), `${label} shows a w1 row`).toBe(false);
+      }
+    });
+  }
 });

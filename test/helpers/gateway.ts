@@ -6,7 +6,9 @@ import { type App, createApp } from '../../src/app.js';
 import { type EnvInput, parseConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { createHttpServer } from '../../src/http.js';
+import { attachWebSockets } from '../../src/websocket.js';
 import { createLogger } from '../../src/logger.js';
+import { createMcpHttpHandler } from '../../src/mcp/http.js';
 import { createHashingEmbedder } from '../../src/providers/hashing-embedder.js';
 import type { ServerOptions } from '../../src/server.js';
 import { TEST_EMBEDDING, openTestDatabase } from './test-database.js';
@@ -38,6 +40,7 @@ export interface TestGateway {
 export async function startTestGateway(
   env: EnvInput = {},
   options: ServerOptions & { db?: Database } = {},
+  harness: { wrapDatabase?: (db: Database) => Database } = {},
 ): Promise<TestGateway> {
   const config = parseConfig({
     MEMGATE_TRACE_SQL: '1',
@@ -48,19 +51,28 @@ export async function startTestGateway(
   });
   // A given database (a restored copy, say) is used as it is; the gateway closes it.
   const db = options.db ?? (await openTestDatabase());
+  const served = harness.wrapDatabase ? harness.wrapDatabase(db) : db;
   const app = await createApp(config, {
     ...options,
-    db,
+    db: served,
     embedder: createHashingEmbedder(TEST_EMBEDDING.dimensions),
     logger: createLogger('silent'),
   });
   const server: Server = createHttpServer({
     gateway: app.gateway,
     authenticate: app.authenticate,
-    db,
+    db: served,
     logger: app.deps.logger,
     maxBodyBytes: config.maxBodyBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
+    mcp: createMcpHttpHandler({
+      gateway: app.gateway,
+      authenticate: app.authenticate,
+      logger: app.deps.logger,
+      loopbackOnly: !config.tokensFile,
+    }),
   });
+  attachWebSockets(server, { gateway: app.gateway, authenticate: app.authenticate, logger: app.deps.logger });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}/graphql`;

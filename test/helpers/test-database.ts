@@ -61,7 +61,7 @@ export async function prepareTemplate(): Promise<void> {
 }
 
 /** A fresh, migrated, empty database for one test file, on the backend CI selected. */
-export async function openTestDatabase(): Promise<Database> {
+export async function openTestDatabase(): Promise<Database & { url?: string }> {
   const url = process.env.DATABASE_URL;
   if (url) {
     const name = `memgate_t_${randomBytes(6).toString('hex')}`;
@@ -72,6 +72,7 @@ export async function openTestDatabase(): Promise<Database> {
     const db = await openPostgres({ connectionString: withDatabase(url, name), statementTimeoutMs: 30_000 });
     const close = db.close.bind(db);
     return Object.assign(db, {
+      url: withDatabase(url, name),
       close: async () => {
         await close();
         const dropper = new pg.Client({ connectionString: url });

@@ -59,13 +59,14 @@ describe('recordObservations failure handling', () => {
     content,
   });
 
-  it('a statement failing in the multi-row write costs only its own item, which is kept as FAILED', async () => {
+  it('a statement failing in the multi-row write costs only its own item, which is kept as FAILED (PARTIAL)', async () => {
     const payload = await service(faulty('BOOM')).recordObservations('ns', [
       obs('a', 'first fine note'),
       obs('b', 'this one goes BOOM'),
       obs('c', 'third fine note'),
     ]);
-    expect(payload.results.map((r) => r.status)).toEqual(['CREATED', 'CREATED', 'CREATED']);
+    expect(payload.results.map((r) => r.status)).toEqual(['CREATED', 'PARTIAL', 'CREATED']);
+    expect(payload.partial).toBe(1);
     expect(payload.results[1]!.message).toMatch(/^FAILED: /);
     const { rows } = await db.query<{ id: string; status: string; reason: string | null; chunks: number }>(
       `SELECT o.source_external_id AS id, o.status, o.status_reason AS reason,

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  conversationIdOf,
-  locomoToObservations,
-  parseLocomoDateTime,
-} from '../../scripts/locomo-to-jsonl.js';
+import { conversationIdOf, locomoToObservations, parseLocomoDateTime } from '../../src/eval/locomo-jsonl.js';
 
 describe('LoCoMo session times', () => {
   it('reads "h:mm am|pm on D Month, YYYY" as UTC', () => {

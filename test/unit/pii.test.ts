@@ -55,6 +55,9 @@ describe('phone', () => {
     '415-555-2671',
     '+44 20 7946 0958',
     '+33 1 23 45 67 89',
+    '415.555.0144',
+    '1.415.555.0144',
+    '+1.415.555.0144',
   ])('masks %s', (phone) => {
     expect(maskPii(`call ${phone} today`)).toBe('call [phone] today');
   });
@@ -77,6 +80,9 @@ describe('phone', () => {
     'price 1 000 000 000',
     'epoch 1700000000 and 1700000000000',
     '+7 alone, +12',
+    'release 415.555.0144.2 and 1.415.555.0144.9',
+    'ip 10.415.555.0144',
+    'ratio 0.415.555.0144',
   ])('does not see a phone in "%s"', (text) => {
     expect(categories(text)).toEqual([]);
   });

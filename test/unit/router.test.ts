@@ -44,6 +44,55 @@ describe('router rules: query types', () => {
     expect(of).toMatchObject({ lookupMode: 'ATTRIBUTE', attribute: 'email', entityHints: ['Acme Corp'] });
   });
 
+  // Paraphrases of one attribute question route alike: same type, mode and attribute key, and
+  // the entity is the one named (first name or full name).
+  it.each([
+    {
+      asks: 'role of Bob Okafor',
+      paraphrases: [
+        'What is the role of Bob Okafor?',
+        "What is Bob's role?",
+        "What's Bob Okafor's role?",
+        "Bob Okafor's role?",
+        'what is the role of Bob',
+        "What's the role of Bob Okafor?",
+        'What’s the role of Bob?',
+        'What role does Bob Okafor have?',
+        'Which role does Bob have?',
+      ],
+      attribute: 'role',
+      entity: /^Bob( Okafor)?$/,
+    },
+    {
+      asks: 'phone number of Acme',
+      paraphrases: [
+        'What is the phone number of Acme?',
+        "What's Acme's phone number?",
+        'What phone number does Acme have?',
+        'what is the phone number for Acme',
+      ],
+      attribute: 'phone_number',
+      entity: /^Acme$/,
+    },
+    {
+      asks: 'email address of Bob Okafor',
+      paraphrases: ["What is Bob Okafor's email address?", 'What is the email address of Bob Okafor?'],
+      attribute: 'email_address',
+      entity: /^Bob Okafor$/,
+    },
+  ])('paraphrases of the $asks question get the same route', ({ paraphrases, attribute, entity }) => {
+    for (const query of paraphrases) {
+      const route = routeByRules(query, REF);
+      expect({ query, type: route.queryType, mode: route.lookupMode, attribute: route.attribute }).toEqual({
+        query,
+        type: 'ENTITY_LOOKUP',
+        mode: 'ATTRIBUTE',
+        attribute,
+      });
+      expect(route.entityHints[0], query).toMatch(entity);
+    }
+  });
+
   it('a question about a person without an attribute is a broad lookup', () => {
     expect(routeByRules('Who is Melanie?', REF)).toMatchObject({ lookupMode: 'BROAD', attribute: null });
   });

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
-import { type ChunkCandidate, type ChunkFilter, chunkFilterParams, chunkFilterSql } from './filters.js';
+import { identifierMatches } from '../../store/chunk-channel-store.js';
+import type { ChunkCandidate, ChunkFilter } from './filters.js';
 
 export interface ExactChannelInput {
   filter: ChunkFilter;
@@ -29,45 +30,18 @@ export interface ExactCandidate extends ChunkCandidate {
 export async function exactChannel(q: Queryable, input: ExactChannelInput): Promise<ExactCandidate[]> {
   const tokens = input.tokens.filter((t) => t.length >= 3);
   if (input.limit <= 0 || tokens.length === 0) return [];
-  const { rows } = await q.query<{
-    namespace: string;
-    chunkId: unknown;
-    nodeKey: string;
-    score: unknown;
-    exactMatches: unknown;
-  }>(
-    `/* exactChannel */
-     WITH tokens AS (
-       SELECT DISTINCT lower(t) AS token,
-              '%' || replace(replace(replace(lower(t), '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%' AS pattern
-       FROM unnest($1::text[]) AS t
-     ), matches AS (
-       SELECT m.namespace, m.chunk_id, m.node_key, m.contained, m.similarity
-       FROM tokens tk CROSS JOIN LATERAL (
-         SELECT c.namespace, c.chunk_id, c.node_key,
-                strpos(lower(c.text), tk.token) > 0 AS contained,
-                word_similarity(tk.token, c.text) AS similarity
-         FROM chunks c
-         WHERE ${input.fuzzy ? '(c.text ILIKE tk.pattern OR tk.token <% c.text)' : 'c.text ILIKE tk.pattern'}
-           AND ${chunkFilterSql('c', 3)}
-         ORDER BY contained DESC, similarity DESC, c.namespace, c.chunk_id
-         LIMIT $2
-       ) m
-     )
-     SELECT namespace, chunk_id AS "chunkId", node_key AS "nodeKey",
-            count(*) FILTER (WHERE contained) + max(similarity) AS score,
-            count(*) FILTER (WHERE contained) AS "exactMatches"
-     FROM matches
-     GROUP BY namespace, chunk_id, node_key
-     ORDER BY score DESC, namespace, chunk_id
-     LIMIT $2`,
-    [tokens, input.limit, ...chunkFilterParams(input.filter)],
-  );
+  const rows = await identifierMatches(q, {
+    filter: input.filter,
+    tokens,
+    limit: input.limit,
+    fuzzy: input.fuzzy ?? false,
+  });
   return rows.map((r) => ({
     namespace: r.namespace,
     chunkId: Number(r.chunkId),
     nodeKey: r.nodeKey,
     score: Number(r.score),
     exactMatches: Number(r.exactMatches),
+    observationText: r.observationText === true,
   }));
 }

@@ -15,7 +15,7 @@
  * the compiler together.
  */
 import type { Queryable } from '../../db/database.js';
-import { factVisibleTo, visibleTo } from '../../store/visibility.js';
+import { factVisibleTo } from '../../store/visibility.js';
 
 /** Phase-1 bound of every channel. */
 export const CHANNEL_LIMIT = 64;
@@ -135,64 +135,6 @@ export async function factsChannel(
     blocked: r.blocked,
     conflictPartner: r.conflictPartner,
   }));
-}
-
-/**
- * Multi-hop: facts around entities whose title or key names one of `names` (rule-detected
- * entity names of packed items), at most `perName` facts per name. One statement: a few
- * entities per name (trigram index on titles), then per entity the newest facts on each side
- * through the (namespace, subject|object, valid_from) indexes.
- */
-export async function factsNamingEntities(
-  q: Queryable,
-  input: { namespaces: string[]; names: string[]; perName: number; asOf: Date; scopes: string[] | null },
-  visibleScopes: string[] | null,
-): Promise<(FactsChannelHit & { name: string })[]> {
-  if (input.names.length === 0) return [];
-  const filters = `${liveAt('$3')} AND f.status <> 'EVIDENCE_LOST' AND ${factVisibleTo('f', '$4')}
-    AND ${relevantTo('f', '$5')}`;
-  const { rows } = await q.query<{ namespace: string; factId: string; name: string }>(
-    `/* contextMultiHopFacts */
-     SELECT x.namespace, x.fact_id AS "factId", n.name
-     FROM unnest($2::text[]) AS n(name)
-     CROSS JOIN LATERAL (
-       SELECT e.namespace, e.key FROM entities e
-       WHERE e.namespace = ANY($1::text[]) AND (e.title ILIKE n.name OR e.key ILIKE n.name
-             OR e.title ILIKE n.name || ' %' OR e.title ILIKE '% ' || n.name)
-         AND ${visibleTo('e', '$4')}
-       LIMIT 4
-     ) e
-     CROSS JOIN LATERAL (
-       (SELECT f.namespace, f.fact_id, f.valid_from FROM facts f
-        WHERE f.namespace = e.namespace AND f.subject = e.key AND ${filters}
-        ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT $6)
-       UNION ALL
-       (SELECT f.namespace, f.fact_id, f.valid_from FROM facts f
-        WHERE f.namespace = e.namespace AND f.object = e.key AND f.subject <> e.key AND ${filters}
-        ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT $6)
-     ) x
-     ORDER BY n.name, x.valid_from DESC, x.fact_id`,
-    [input.namespaces, input.names, input.asOf, visibleScopes, input.scopes, input.perName],
-  );
-  const seen = new Set<string>();
-  const perName = new Map<string, number>();
-  const out: (FactsChannelHit & { name: string })[] = [];
-  for (const r of rows) {
-    const k = `${r.namespace}\u0000${r.factId}`;
-    if (seen.has(k)) continue;
-    seen.add(k);
-    const n = perName.get(r.name) ?? 0;
-    if (n >= input.perName) continue;
-    perName.set(r.name, n + 1);
-    out.push({
-      namespace: r.namespace,
-      factId: r.factId,
-      blocked: false,
-      conflictPartner: false,
-      name: r.name,
-    });
-  }
-  return out;
 }
 
 function dedupeSeeds(seeds: readonly FactSeed[]): FactSeed[] {

@@ -1,11 +1,6 @@
 import type { Queryable } from '../../db/database.js';
-import {
-  type ChunkCandidate,
-  type ChunkFilter,
-  chunkFilterParams,
-  chunkFilterSql,
-  toCandidates,
-} from './filters.js';
+import { nearestChunks } from '../../store/chunk-channel-store.js';
+import { type ChunkCandidate, type ChunkFilter, toCandidates } from './filters.js';
 
 export interface VectorChannelInput {
   filter: ChunkFilter;
@@ -29,23 +24,5 @@ export interface VectorChannelInput {
  */
 export async function vectorChannel(q: Queryable, input: VectorChannelInput): Promise<ChunkCandidate[]> {
   if (input.limit <= 0) return [];
-  const { rows } = await q.query<{ namespace: string; chunkId: unknown; nodeKey: string; score: unknown }>(
-    `/* vectorChannel */
-     SELECT namespace, "chunkId", "nodeKey", 1 - distance AS score FROM (
-       SELECT c.namespace, c.chunk_id AS "chunkId", c.node_key AS "nodeKey", c.embedding <=> $1::vector AS distance
-       FROM chunks c
-       WHERE c.embedding IS NOT NULL AND ${chunkFilterSql('c', 4)}
-       ORDER BY c.embedding <=> $1::vector
-       LIMIT (SELECT $2::int FROM (SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                                          set_config('hnsw.ef_search', $3::text, true)) AS hnsw_settings)
-     ) nearest
-     ORDER BY distance, namespace, "chunkId"`,
-    [
-      `[${input.embedding.join(',')}]`,
-      input.limit,
-      String(input.efSearch),
-      ...chunkFilterParams(input.filter),
-    ],
-  );
-  return toCandidates(rows);
+  return toCandidates(await nearestChunks(q, input));
 }

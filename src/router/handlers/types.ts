@@ -1,10 +1,12 @@
-import type { CompileRequest, ContextPackValue } from '../../compiler/compile.js';
+import type { CompileRequest, ContextPackValue } from '../../compiler/pack-types.js';
 import type { GraphPath } from '../../services/graph-service.js';
 import type { AttributeVersion, EntityMatch } from '../../store/route-store.js';
-import type { FacetCountRow } from '../../store/facets-store.js';
+import type { AttributeValue, FacetsValue } from '../route-value.js';
 
 import type { LookupMode, RouteDecision } from '../rules.js';
 import type { TimeWindow } from '../time-window.js';
+
+export type { AttributeValue, FacetsValue } from '../route-value.js';
 
 /** What a handler may do: compile packs and read the graph, nothing else. */
 export interface HandlerContext {
@@ -18,24 +20,6 @@ export interface HandlerContext {
   attributesAt(entity: EntityMatch, asOf: Date | null): Promise<AttributeVersion | null>;
   paths(namespace: string, from: string, to: string): Promise<GraphPath[]>;
   facets(namespace: string, window: TimeWindow | null): Promise<FacetsValue>;
-}
-
-export interface FacetsValue {
-  topics: FacetCountRow[];
-  entities: FacetCountRow[];
-  predicates: FacetCountRow[];
-}
-
-export interface AttributeValue {
-  namespace: string;
-  entityKey: string;
-  entityTitle: string;
-  name: string;
-  value: unknown;
-  validFrom: Date | null;
-  validTo: Date | null;
-  /** The observation the attribute version came from (provenance); null when not recorded. */
-  observationId: string | null;
 }
 
 export interface HandlerResult {

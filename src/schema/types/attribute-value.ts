@@ -1,4 +1,4 @@
-import type { AttributeValue } from '../../router/handlers/types.js';
+import type { AttributeValue } from '../../router/route-value.js';
 import { builder } from '../builder.js';
 
 export const AttributeValueRef = builder.objectRef<AttributeValue>('AttributeValue').implement({

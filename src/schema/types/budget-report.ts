@@ -6,7 +6,10 @@ export const BudgetReportRef = builder.objectRef<ContextPackValue['budget']>('Bu
   description: 'How the token budget was spent.',
   fields: (t) => ({
     maxTokens: t.exposeInt('maxTokens'),
-    used: t.exposeInt('used', { description: 'Tokens charged: banner, section headers and item blocks.' }),
+    used: t.exposeInt('used', {
+      description:
+        "Tokens used by the rendered text (banner, section headers and item blocks): equal to the pack's tokenEstimate.",
+    }),
     truncated: t.exposeBoolean('truncated', {
       description: 'True when the ephemeral context (CURRENT) had to be cut (or left out) to fit.',
     }),

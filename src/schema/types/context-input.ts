@@ -1,4 +1,4 @@
-import { CONTEXT_STRATEGIES } from '../../compiler/strategies.js';
+import { CONTEXT_DEFAULTS, CONTEXT_STRATEGIES } from '../../retrieval/vocabulary.js';
 import { builder } from '../builder.js';
 import { RefInputRef } from './ref-input.js';
 import { ChannelWeightsRef } from './search-input.js';
@@ -34,17 +34,17 @@ export const ContextInputRef = builder.inputType('ContextInput', {
       description: "The caller's current state: rendered first as the CURRENT section and never stored.",
     }),
     budgetTokens: t.int({
-      defaultValue: 8000,
+      defaultValue: CONTEXT_DEFAULTS.budgetTokens,
       description:
         'Positive integer; the rendered text never exceeds it (estimate = ceil(chars / charsPerToken)).',
     }),
-    strategy: t.field({ type: ContextStrategyEnum, defaultValue: 'HYBRID' }),
+    strategy: t.field({ type: ContextStrategyEnum, defaultValue: CONTEXT_DEFAULTS.strategy }),
     asOf: t.field({
       type: 'DateTime',
       description: 'Facts as they were valid at this instant (default now).',
     }),
     k: t.int({
-      defaultValue: 8,
+      defaultValue: CONTEXT_DEFAULTS.k,
       description: 'Target size of each channel (1–64); a channel returns at most 64.',
     }),
     maxDistance: t.float({

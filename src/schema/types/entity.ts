@@ -51,7 +51,10 @@ builder.queryFields((t) => ({
     type: EntityConnectionRef,
     args: {
       namespace: t.arg.string({ required: true }),
-      kinds: t.arg.stringList(),
+      kinds: t.arg.stringList({
+        description:
+          'Only these kinds. Without it every kind but "observation" is listed: observation nodes appear only when named here.',
+      }),
       keyPrefix: t.arg.string(),
       first: t.arg.int({ defaultValue: 20 }),
       after: t.arg.string(),

@@ -13,5 +13,9 @@ export const ObservationStatusEnum = builder.enumType('ObservationStatus', {
   values: ['RECEIVED', 'PROCESSED', 'PARTIALLY_PROCESSED', 'FAILED', 'REDACTED'] as const,
 });
 export const WriteStatusEnum = builder.enumType('WriteStatus', {
-  values: ['CREATED', 'UPDATED', 'UNCHANGED', 'REINFORCED', 'DUPLICATE', 'REJECTED'] as const,
+  values: ['CREATED', 'UPDATED', 'UNCHANGED', 'REINFORCED', 'DUPLICATE', 'PARTIAL', 'REJECTED'] as const,
+});
+export const MemoryChangeKindEnum = builder.enumType('MemoryChangeKind', {
+  description: 'What a live change is about.',
+  values: ['ENTITY', 'FACT', 'OBSERVATION', 'DOCUMENT'] as const,
 });

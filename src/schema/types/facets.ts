@@ -1,4 +1,4 @@
-import type { FacetsValue } from '../../router/handlers/types.js';
+import type { FacetsValue } from '../../router/route-value.js';
 import { builder } from '../builder.js';
 import { FacetCountRef } from './facet-count.js';
 

@@ -1,9 +1,9 @@
-import type { SearchHitModel } from '../../services/search-service.js';
+import type { SearchHitResult } from '../../retrieval/search.js';
 import { builder } from '../builder.js';
 import { ChannelRankRef } from './channel-rank.js';
 import { ChunkRef } from './chunk.js';
 
-export const SearchHitRef = builder.objectRef<SearchHitModel>('SearchHit').implement({
+export const SearchHitRef = builder.objectRef<SearchHitResult>('SearchHit').implement({
   description: 'A found fragment, with how each channel ranked it.',
   fields: (t) => ({
     chunk: t.field({ type: ChunkRef, resolve: (h) => h.chunk }),

@@ -1,28 +1,42 @@
+import {
+  CHANNELS,
+  type ChannelName,
+  DEFAULT_RECALL_BUDGET,
+  RECALL_BUDGETS,
+  type RecallBudget,
+  SEARCH_DEFAULTS,
+  SEARCH_MODES,
+} from '../../retrieval/vocabulary.js';
 import { builder } from '../builder.js';
 
 export const SearchModeEnum = builder.enumType('SearchMode', {
   description:
     'Which channels rank the hits: all of them, only embeddings, or only BM25 + exact identifiers.',
-  values: ['HYBRID', 'VECTOR', 'LEXICAL'] as const,
+  values: SEARCH_MODES,
 });
 
 export const RecallBudgetEnum = builder.enumType('RecallBudget', {
   description: 'How many fragments `recall` returns: LOW 4, MID 8, HIGH 16.',
-  values: ['LOW', 'MID', 'HIGH'] as const,
+  values: Object.keys(RECALL_BUDGETS) as RecallBudget[],
 });
+
+const WEIGHT_DESCRIPTIONS: Partial<Record<ChannelName, string>> = {
+  exact: 'Identifier-like tokens of the query matched literally (trigram index).',
+  facts: 'Used by the context compiler; search has no facts channel.',
+  recent: 'Used by the context compiler; search has no recent channel.',
+};
 
 export const ChannelWeightsRef = builder.inputType('ChannelWeights', {
   description:
     'Weighted RRF: a hit scores Σ weight / (rrfK + rank + 1) over the channels that found it. Unset weights ' +
     'keep their defaults (vector fitted to the configured embedder, lexical 1.0, exact 1.0, graph 0.7).',
-  fields: (t) => ({
-    vector: t.float(),
-    lexical: t.float(),
-    exact: t.float({ description: 'Identifier-like tokens of the query matched literally (trigram index).' }),
-    graph: t.float(),
-    facts: t.float({ description: 'Used by the context compiler; search has no facts channel.' }),
-    recent: t.float({ description: 'Used by the context compiler; search has no recent channel.' }),
-  }),
+  fields: (t) =>
+    Object.fromEntries(
+      CHANNELS.map((c) => [
+        c,
+        t.float(WEIGHT_DESCRIPTIONS[c] ? { description: WEIGHT_DESCRIPTIONS[c] } : {}),
+      ]),
+    ) as Record<ChannelName, ReturnType<typeof t.float>>,
 });
 
 export const SearchFiltersRef = builder.inputType('SearchFilters', {
@@ -55,14 +69,17 @@ export const SearchInputRef = builder.inputType('SearchInput', {
       description:
         'Free text (any characters, up to 32 KB). Empty: a structural listing by the filters, newest first.',
     }),
-    k: t.int({ defaultValue: 8, description: 'Hits returned, 1–100.' }),
-    mode: t.field({ type: SearchModeEnum, defaultValue: 'HYBRID' }),
-    hops: t.int({ defaultValue: 1, description: 'Graph neighbours of the top hits: 0 (none) to 2 hops.' }),
+    k: t.int({ defaultValue: SEARCH_DEFAULTS.k, description: 'Hits returned, 1–100.' }),
+    mode: t.field({ type: SearchModeEnum, defaultValue: SEARCH_DEFAULTS.mode }),
+    hops: t.int({
+      defaultValue: SEARCH_DEFAULTS.hops,
+      description: 'Graph neighbours of the top hits: 0 (none) to 2 hops.',
+    }),
     filters: t.field({ type: SearchFiltersRef }),
     weights: t.field({ type: ChannelWeightsRef }),
-    rrfK: t.int({ defaultValue: 60 }),
+    rrfK: t.int({ defaultValue: SEARCH_DEFAULTS.rrfK }),
     rerank: t.boolean({
-      defaultValue: false,
+      defaultValue: SEARCH_DEFAULTS.rerank,
       description:
         'One LLM call scores the pool 0–100; on any failure the fused order stays and rerankScore is null.',
     }),
@@ -73,6 +90,6 @@ export const RecallInputRef = builder.inputType('RecallInput', {
   fields: (t) => ({
     namespaces: t.stringList({ required: true }),
     query: t.string({ required: true }),
-    budget: t.field({ type: RecallBudgetEnum, defaultValue: 'MID' }),
+    budget: t.field({ type: RecallBudgetEnum, defaultValue: DEFAULT_RECALL_BUDGET }),
   }),
 });

@@ -25,6 +25,11 @@ export const SearchResultRef = builder.objectRef<SearchResultModel>('SearchResul
     mode: t.field({ type: SearchModeEnum, resolve: (r) => r.mode }),
     channelStats: t.field({ type: [ChannelStatRef], resolve: (r) => r.channelStats }),
     rerank: t.field({ type: RerankReportRef, resolve: (r) => r.rerank }),
+    warnings: t.stringList({
+      description:
+        'One per channel that failed or timed out (`channel_failed: lexical (…)`): the hits are degraded, the search still answered.',
+      resolve: (r) => r.warnings,
+    }),
   }),
 });
 

@@ -1,0 +1,81 @@
+import { type WritePayload, type WriteResult, rejected } from '../services/batch.js';
+import type { ImportWriter } from '../services/import-service.js';
+
+/**
+ * `memgate import --url`: the same batches, sent as GraphQL mutations to a running gateway.
+ * A batch the server refuses as a whole (an item whose shape does not coerce to the input type)
+ * is retried item by item, so the summary still names each rejected line.
+ */
+const RESULT_FIELDS = 'accepted partial rejected results { index status id key code message }';
+const MUTATIONS = {
+  recordObservations: `mutation Import($namespace: String!, $items: [ObservationInput!]!) {
+    recordObservations(namespace: $namespace, observations: $items) { ${RESULT_FIELDS} } }`,
+  retainDocuments: `mutation Import($namespace: String!, $items: [DocumentInput!]!) {
+    retainDocuments(namespace: $namespace, documents: $items) { ${RESULT_FIELDS} } }`,
+} as const;
+
+type Field = keyof typeof MUTATIONS;
+
+interface GraphQLBody {
+  data?: Partial<Record<Field, WritePayload>> | null;
+  errors?: { message: string; extensions?: { code?: string } }[];
+}
+
+export class RemoteImportError extends Error {}
+
+export function remoteImportWriter(url: string, token: string | undefined): ImportWriter {
+  const post = async (field: Field, namespace: string, items: unknown[]): Promise<GraphQLBody> => {
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/graphql-response+json, application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify({ query: MUTATIONS[field], variables: { namespace, items } }),
+      });
+    } catch (error) {
+      throw new RemoteImportError(
+        `cannot reach ${url}: ${(error as Error).cause ?? (error as Error).message}`,
+      );
+    }
+    const text = await res.text();
+    let body: GraphQLBody;
+    try {
+      body = JSON.parse(text) as GraphQLBody;
+    } catch {
+      throw new RemoteImportError(`${url} answered HTTP ${res.status} without a GraphQL response`);
+    }
+    return body;
+  };
+
+  const write = async (field: Field, namespace: string, items: unknown[]): Promise<WritePayload> => {
+    const body = await post(field, namespace, items);
+    const payload = body.data?.[field];
+    if (payload) return payload;
+    const error = body.errors?.[0];
+    const code = error?.extensions?.code ?? 'ERROR';
+    // Only a coercion failure is the items' fault; anything else (auth, namespace) stops the import.
+    if (code !== 'BAD_USER_INPUT' || items.length === 0) {
+      throw new RemoteImportError(`${code}: ${error?.message ?? 'no data in the response'}`);
+    }
+    if (items.length === 1) {
+      return { accepted: 0, partial: 0, rejected: 1, results: [rejected(0, code, error?.message ?? '')] };
+    }
+    const results: WriteResult[] = [];
+    for (const [index, item] of items.entries()) {
+      const one = await write(field, namespace, [item]);
+      for (const r of one.results) results.push({ ...r, index });
+    }
+    const refused = results.filter((r) => r.status === 'REJECTED').length;
+    const partial = results.filter((r) => r.status === 'PARTIAL').length;
+    return { accepted: results.length - refused - partial, partial, rejected: refused, results };
+  };
+
+  return {
+    recordObservations: (namespace, values) => write('recordObservations', namespace, values),
+    retainDocuments: (namespace, values) => write('retainDocuments', namespace, values),
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * Stage 3, hydrate: candidates read back with the columns scoring and packing need (see
+ * hydrate.ts), every kind in one statement. The pool remembers every candidate read and
+ * every one a hard filter blocked, whichever stage asked for it.
+ */
+import type { Queryable } from '../db/database.js';
+import type { CandidatePairs } from '../store/candidate-store.js';
+import type { BlockedCandidate, Candidate, CandidateRef } from './candidates.js';
+import { candidateKey } from './candidates.js';
+import { type HydrateContext, hydrateCandidates } from './hydrate.js';
+
+export class CandidatePool {
+  readonly hydrated = new Map<string, Candidate>();
+  readonly blocked = new Map<string, BlockedCandidate>();
+
+  constructor(
+    private readonly db: Queryable,
+    readonly context: HydrateContext,
+  ) {}
+
+  get(key: string): Candidate | undefined {
+    return this.hydrated.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.hydrated.has(key);
+  }
+
+  /** Reads the refs not read yet: every kind in one statement. */
+  async hydrate(refs: readonly Pick<CandidateRef, 'kind' | 'namespace' | 'id'>[]): Promise<void> {
+    const pairs: CandidatePairs = { chunk: [], fact: [], observation: [], entity: [] };
+    const seen = new Set<string>();
+    for (const r of refs) {
+      const key = candidateKey(r);
+      if (this.hydrated.has(key) || seen.has(key)) continue;
+      seen.add(key);
+      pairs[r.kind].push({ namespace: r.namespace, id: r.id });
+    }
+    const h = await hydrateCandidates(this.db, pairs, this.context);
+    for (const c of h.candidates) this.hydrated.set(c.key, c);
+    for (const b of h.blocked) this.blocked.set(b.key, b);
+  }
+
+  /** Scopes of a candidate or blocked candidate (a trace's visibility derives from them). */
+  scopesOf(key: string): readonly string[] {
+    return this.hydrated.get(key)?.scopes ?? this.blocked.get(key)?.scopes ?? [];
+  }
+}

@@ -1,0 +1,160 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * memgate's own Prometheus metrics (the GraphQL ones come from the yoga plugin, on the same
+ * registry). Every label value is drawn from a set fixed by the code: statement names from
+ * the `/* queryName *\/` comments, channel and stage names, enum statuses and error codes.
+ * Namespaces, keys, queries and other caller text never become labels.
+ */
+export interface Metrics {
+  registry: Registry;
+  sqlDuration: Histogram<'statement'>;
+  sqlRows: Counter<'statement'>;
+  requestSqlStatements: Histogram<'operationType' | 'rootField'>;
+  requestSqlSeconds: Histogram<'operationType' | 'rootField'>;
+  pgliteQueueWait: Histogram;
+  channelDuration: Histogram<'pipeline' | 'channel' | 'status'>;
+  channelFailures: Counter<'pipeline' | 'channel' | 'reason'>;
+  stageDuration: Histogram<'stage'>;
+  contextTokensUsed: Histogram;
+  contextItemsDropped: Counter<'reason'>;
+  ingestRows: Counter<'mutation' | 'status'>;
+}
+
+/** What the database reports on scrape: pool clients (node-postgres) or the PGlite queue. */
+export interface DatabaseLoad {
+  pool?: { total: number; idle: number; waiting: number };
+  queue?: { depth: number };
+}
+
+const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createMetrics(load: () => DatabaseLoad): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const pool = load().pool !== undefined;
+  new Gauge({
+    name: 'memgate_db_pool_clients',
+    help: 'node-postgres pool clients by state (total, idle, waiting); absent on PGlite',
+    labelNames: ['state'],
+    registers: pool ? registers : [],
+    collect() {
+      const p = load().pool;
+      if (!p) return;
+      this.set({ state: 'total' }, p.total);
+      this.set({ state: 'idle' }, p.idle);
+      this.set({ state: 'waiting' }, p.waiting);
+    },
+  });
+  new Gauge({
+    name: 'memgate_pglite_queue_depth',
+    help: 'Statements and transactions waiting for the single PGlite connection',
+    registers: pool ? [] : registers,
+    collect() {
+      this.set(load().queue?.depth ?? 0);
+    },
+  });
+  const byContext = ['operationType', 'rootField'] as const;
+  return {
+    registry,
+    sqlDuration: new Histogram({
+      name: 'memgate_sql_statement_duration_seconds',
+      help: 'SQL statement duration by statement name (its /* queryName */ comment)',
+      labelNames: ['statement'],
+      buckets: SECONDS,
+      registers,
+    }),
+    sqlRows: new Counter({
+      name: 'memgate_sql_rows_total',
+      help: 'Rows returned or affected, by statement name',
+      labelNames: ['statement'],
+      registers,
+    }),
+    requestSqlStatements: new Histogram({
+      name: 'memgate_request_sql_statements',
+      help: 'SQL statements per GraphQL request',
+      labelNames: byContext,
+      buckets: [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144],
+      registers,
+    }),
+    requestSqlSeconds: new Histogram({
+      name: 'memgate_request_sql_seconds',
+      help: 'Summed SQL time per GraphQL request (statements may overlap)',
+      labelNames: byContext,
+      buckets: SECONDS,
+      registers,
+    }),
+    pgliteQueueWait: new Histogram({
+      name: 'memgate_pglite_queue_wait_seconds',
+      help: 'Time a statement or transaction waited for the single PGlite connection',
+      buckets: SECONDS,
+      registers: pool ? [] : registers,
+    }),
+    channelDuration: new Histogram({
+      name: 'memgate_retrieval_channel_duration_seconds',
+      help: 'Retrieval channel duration by pipeline (search, context), channel and status',
+      labelNames: ['pipeline', 'channel', 'status'],
+      buckets: SECONDS,
+      registers,
+    }),
+    channelFailures: new Counter({
+      name: 'memgate_retrieval_channel_failures_total',
+      help: 'Retrieval channels that failed or timed out (the read answered degraded)',
+      labelNames: ['pipeline', 'channel', 'reason'],
+      registers,
+    }),
+    stageDuration: new Histogram({
+      name: 'memgate_context_stage_duration_seconds',
+      help: 'Context compiler stage duration',
+      labelNames: ['stage'],
+      buckets: SECONDS,
+      registers,
+    }),
+    contextTokensUsed: new Histogram({
+      name: 'memgate_context_tokens_used',
+      help: 'Tokens used by each compiled ContextPack',
+      buckets: [0, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
+      registers,
+    }),
+    contextItemsDropped: new Counter({
+      name: 'memgate_context_items_dropped_total',
+      help: 'ContextPack candidates dropped, by reason',
+      labelNames: ['reason'],
+      registers,
+    }),
+    ingestRows: new Counter({
+      name: 'memgate_ingest_rows_total',
+      help: 'Batch write items by mutation and per-item status',
+      labelNames: ['mutation', 'status'],
+      registers,
+    }),
+  };
+}
+
+// Metrics are per process, like prom-client's default registry: the hooks in the database,
+// the channel runners and the compiler find them here instead of being handed them.
+let created: Metrics | null = null;
+let active: Metrics | null = null;
+
+export function activeMetrics(): Metrics | null {
+  return active;
+}
+
+/** Turns metrics on for this process (idempotent: a second gateway shares the registry). */
+export function enableMetrics(load: () => DatabaseLoad): Metrics {
+  created ??= createMetrics(load);
+  active = created;
+  return active;
+}
+
+/** Stops recording (tests, the benchmark's on/off comparison); enableMetrics resumes it. */
+export function disableMetrics(): void {
+  active = null;
+}
+
+/** A code-chosen name, or `other`: guards a label against anything unexpected. */
+export function boundedLabel(value: string | undefined | null, max = 64): string {
+  if (!value) return 'none';
+  return value.length <= max && /^[A-Za-z_][A-Za-z0-9_.:-]*$/.test(value) ? value : 'other';
+}

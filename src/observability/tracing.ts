@@ -1,0 +1,117 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type Context as OtelContext,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  type TracerProvider,
+  context,
+  propagation,
+  trace,
+} from '@opentelemetry/api';
+
+/**
+ * OpenTelemetry for memgate. Off (a null tracer, and no wrapper on any hot path) unless a
+ * provider is installed: `startOtlpTracing` when OTEL_EXPORTER_OTLP_ENDPOINT is set, or a test's
+ * provider with an in-memory exporter.
+ */
+let tracer: Tracer | null = null;
+let provider: TracerProvider | null = null;
+
+export function activeTracer(): Tracer | null {
+  return tracer;
+}
+
+export function activeTracerProvider(): TracerProvider | null {
+  return provider;
+}
+
+/** Spans go to `tracerProvider`; it should be registered globally (context manager, W3C propagator). */
+export function enableTracing(tracerProvider: TracerProvider): void {
+  provider = tracerProvider;
+  tracer = tracerProvider.getTracer('memgate');
+}
+
+export function disableTracing(): void {
+  provider = null;
+  tracer = null;
+}
+
+/**
+ * Registers a Node tracer provider exporting over OTLP/HTTP. The exporter reads the standard
+ * OTEL_EXPORTER_OTLP_* variables itself; the W3C trace-context propagator is the default.
+ */
+export async function startOtlpTracing(serviceName: string): Promise<{ shutdown(): Promise<void> }> {
+  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
+    await Promise.all([
+      import('@opentelemetry/sdk-trace-node'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+    ]);
+  const nodeProvider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName }),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  nodeProvider.register();
+  enableTracing(nodeProvider);
+  return { shutdown: () => nodeProvider.shutdown() };
+}
+
+/**
+ * Runs one HTTP request inside a SERVER span whose parent is the caller's `traceparent`
+ * (W3C trace context), so an agent's trace continues into memgate. Only the path is recorded:
+ * query strings may carry caller text.
+ */
+export function withRequestSpan(req: IncomingMessage, res: ServerResponse, run: () => void): void {
+  const t = tracer;
+  if (!t) {
+    run();
+    return;
+  }
+  const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  const span = t.startSpan(
+    `${req.method ?? 'GET'} ${path}`,
+    {
+      kind: SpanKind.SERVER,
+      attributes: { 'http.request.method': req.method ?? 'GET', 'url.path': path },
+    },
+    parent,
+  );
+  res.on('close', () => {
+    span.setAttribute('http.response.status_code', res.statusCode);
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+  context.with(trace.setSpan(parent, span), run);
+}
+
+/** Runs `fn` in a child span of the active one; the span ends when `fn` settles. */
+export async function inSpan<T>(
+  name: string,
+  attributes: Record<string, string | number | boolean>,
+  fn: (span: Span | null) => Promise<T>,
+  parent?: OtelContext,
+): Promise<T> {
+  const t = tracer;
+  if (!t) return fn(null);
+  const ctx = parent ?? context.active();
+  const span = t.startSpan(name, { attributes }, ctx);
+  try {
+    return await context.with(trace.setSpan(ctx, span), () => fn(span));
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/** The class of an error, never its message (messages may quote caller input). */
+export function errorName(error: unknown): string {
+  const code = (error as { code?: unknown; extensions?: { code?: unknown } } | null)?.extensions?.code;
+  if (typeof code === 'string') return code;
+  return error instanceof Error ? error.name : 'Error';
+}

@@ -1,0 +1,52 @@
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { disableTracing, startOtlpTracing } from '../../src/observability/tracing.js';
+import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+
+describe('OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set', () => {
+  const received: { path: string; body: string }[] = [];
+  let collector: Server;
+  let tracing: { shutdown(): Promise<void> };
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    // A collector stand-in on loopback: it keeps what the exporter posts.
+    collector = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+    tracing = await startOtlpTracing('memgate-test');
+    gw = await startTestGateway();
+  });
+
+  afterAll(async () => {
+    await gw?.close();
+    disableTracing();
+    trace.disable();
+    context.disable();
+    propagation.disable();
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    await new Promise<void>((resolve) => collector.close(() => resolve()));
+  });
+
+  it('posts the spans of a request to <endpoint>/v1/traces', async () => {
+    const res = await gw.gql(`query Probe { __typename }`);
+    expect(res.errors).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 20)); // the request span ends when the response closes
+    await tracing.shutdown(); // flushes the batch
+    expect(received.map((r) => r.path)).toContain('/v1/traces');
+    const body = received.map((r) => r.body).join('\n');
+    expect(body).toContain('POST /graphql');
+    expect(body).toContain('query.Probe');
+    expect(body).toContain('memgate-test');
+  });
+});

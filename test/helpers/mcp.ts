@@ -1,0 +1,114 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import pg from 'pg';
+import { openPglite } from '../../src/db/pglite-database.js';
+import { TEST_EMBEDDING, nativeTemplateName, pgliteTemplatePath } from './test-database.js';
+
+/** The SDK's own client on a gateway's /mcp, presenting `token` when given. */
+export async function connectMcpHttp(graphqlUrl: string, token?: string): Promise<Client> {
+  const client = new Client({ name: 'memgate-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(graphqlUrl.replace(/\/graphql$/, '/mcp')), {
+    requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** A child process starts tsx, opens its database and loads the embedder: slow on a busy machine. */
+export const STDIO_TEST_TIMEOUT_MS = 180_000;
+
+/**
+ * `memgate mcp` as a child process on a database of its own (a fresh PGlite directory, or a
+ * fresh native database from the test template when DATABASE_URL is set), driven over stdio.
+ */
+export async function connectMcpStdio(
+  env: Record<string, string> = {},
+  command: { command: string; args: string[] } = {
+    command: process.execPath,
+    args: [join(process.cwd(), 'bin', 'memgate.js'), 'mcp'],
+  },
+): Promise<{ client: Client; stderr: () => string; close(): Promise<void> }> {
+  const database = await freshDatabaseEnv();
+  const transport = new StdioClientTransport({
+    ...command,
+    env: {
+      PATH: process.env.PATH ?? '',
+      MEMGATE_EMBEDDER: TEST_EMBEDDING.model,
+      MEMGATE_LOG_LEVEL: 'warn',
+      ...database.env,
+      ...env,
+    },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const client = new Client({ name: 'memgate-test', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    stderr: () => stderr,
+    async close() {
+      await client.close();
+      await database.drop();
+    },
+  };
+}
+
+async function freshDatabaseEnv(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'memgate-mcp-'));
+  const url = process.env.DATABASE_URL;
+  if (!url) {
+    // Unpacked from the migrated test template, so the child skips initdb and migrations.
+    const db = await openPglite({
+      dataDir: join(dataDir, 'pgdata'),
+      loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
+    });
+    await db.close();
+    return { env: { MEMGATE_DATA_DIR: dataDir }, drop: async () => {} };
+  }
+  const name = `memgate_mcp_${Math.random().toString(16).slice(2, 14)}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${nativeTemplateName()}`);
+  await admin.end();
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  return {
+    env: { MEMGATE_DATA_DIR: dataDir, DATABASE_URL: target.toString() },
+    async drop() {
+      const dropper = new pg.Client({ connectionString: url });
+      await dropper.connect();
+      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await dropper.end();
+    },
+  };
+}
+
+/** A tool call's structured answer, or its coded error. */
+export async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ isError: boolean; data: Record<string, unknown>; text: string }> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+  return {
+    isError: result.isError === true,
+    data: (result.structuredContent ?? {}) as Record<string, unknown>,
+    text,
+  };
+}
+
+/** The text of a resource read's first content. */
+export function resourceText(result: ReadResourceResult): string {
+  const first = result.contents[0];
+  if (!first || !('text' in first) || typeof first.text !== 'string') throw new Error('no text content');
+  return first.text;
+}
