@@ -137,6 +137,12 @@ export async function runExample(example: DocExample, graphqlUrl: string): Promi
     );
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', `${command}\n`], { timeout: 60_000 });
     status = 200;
+    // A scrape example prints Prometheus text, not GraphQL: it must show the exposition format.
+    if (/\/metrics\b/.test(command)) {
+      if (!/^# (HELP|TYPE) memgate_/m.test(stdout))
+        throw new Error(`${where}: the scrape printed no memgate metrics:\n${stdout.slice(0, 500)}`);
+      return {};
+    }
     try {
       body = JSON.parse(stdout) as GraphQLBody;
     } catch {

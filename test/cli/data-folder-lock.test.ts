@@ -116,11 +116,11 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('one process per embedded dat
       '--batch',
       '2',
     ]);
-    expect(imported.stdout).toMatch(/accepted 3 {2}duplicate 0 {2}rejected 1/);
+    expect(imported.stdout).toMatch(/accepted 3 {2}partial 0 {2}duplicate 0 {2}rejected 1/);
     expect(imported.stdout).toMatch(/line 4: BAD_USER_INPUT not JSON/);
     expect(imported.status).toBe(1);
     const again = await run('src/cli.ts', ['import', file, '--namespace', 'lock', '--url', url]);
-    expect(again.stdout).toMatch(/accepted 0 {2}duplicate 3 {2}rejected 1/);
+    expect(again.stdout).toMatch(/accepted 0 {2}partial 0 {2}duplicate 3 {2}rejected 1/);
 
     child.kill('SIGTERM');
     expect(await stopped(child)).toBe(0);

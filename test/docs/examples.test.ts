@@ -15,7 +15,7 @@ describe('documentation examples', () => {
   let gateway: TestGateway;
   let session: DocSession;
   beforeAll(async () => {
-    gateway = await startTestGateway({ MEMGATE_TRACE_SQL: '0' });
+    gateway = await startTestGateway({ MEMGATE_TRACE_SQL: '0', MEMGATE_METRICS: '1' });
     session = new DocSession(gateway.url);
   });
   afterAll(async () => gateway?.close());
