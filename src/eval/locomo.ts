@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { conversationIdOf, locomoToObservations } from './locomo-jsonl.js';
 import { createApp } from '../app.js';
@@ -194,7 +195,8 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
       log(`${last.label}: R@10 ${last.overall.recall[10].toFixed(3)}, MRR ${last.overall.mrr.toFixed(3)}`);
     }
     return {
-      files: options.files,
+      // Folder and file name only: a report names its data, not the machine it ran on.
+      files: options.files.map((f) => `${basename(dirname(f))}/${basename(f)}`),
       embedder: embedder.model,
       backend: db.backend,
       conversations,
