@@ -1,14 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { createApp } from '../app.js';
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
-import { parseConfig } from '../config.js';
-import type { Database } from '../db/database.js';
-import { openPglite } from '../db/pglite-database.js';
-import { openPostgres } from '../db/postgres-database.js';
 import { createLoaders } from '../loaders.js';
-import { createLogger } from '../logger.js';
-import { createEmbedder } from '../providers/create-embedder.js';
 import type { SearchMode } from '../retrieval/search.js';
 import { DocumentService } from '../services/document-service.js';
 import { ObservationService } from '../services/observation-service.js';
@@ -16,6 +9,7 @@ import type { AppDeps, RequestScope } from '../services/request-scope.js';
 import { SearchService } from '../services/search-service.js';
 import { TextSearchService } from '../services/text-search-service.js';
 import { type Aggregate, aggregate, scoreRanking } from './metrics.js';
+import { openEvalApp } from './eval-app.js';
 
 /**
  * The language harness: small evaluation sets written for the project (documents, chat
@@ -75,18 +69,8 @@ export interface LanguageEvalReport {
 
 export async function runLanguageEval(options: LanguageEvalOptions): Promise<LanguageEvalReport> {
   const log = options.log ?? (() => {});
-  const embedderSpec = options.embedder ?? 'offline';
-  const config = parseConfig({
-    MEMGATE_DATA_DIR: options.dataDir,
-    MEMGATE_EMBEDDER: embedderSpec,
-    MEMGATE_LOG_LEVEL: 'warn',
-  });
-  const logger = createLogger('warn', (line) => process.stderr.write(line));
-  const embedder = await createEmbedder(embedderSpec, { dataDir: options.dataDir, log });
-  const db: Database = options.databaseUrl
-    ? await openPostgres({ connectionString: options.databaseUrl, statementTimeoutMs: 60_000 })
-    : await openPglite({});
-  const app = await createApp(config, { db, embedder, logger });
+  const app = await openEvalApp({ ...options, log });
+  const { db, embedder } = app.deps;
   try {
     const sets = options.files.map(readLanguageSet);
     const layouts: { namespace: string; textSearch: string; sets: LanguageSet[] }[] = [];

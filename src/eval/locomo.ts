@@ -2,16 +2,9 @@ import { readFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { conversationIdOf, locomoToObservations } from './locomo-jsonl.js';
-import { createApp } from '../app.js';
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
-import { parseConfig } from '../config.js';
-import type { Database } from '../db/database.js';
-import { openPglite } from '../db/pglite-database.js';
-import { openPostgres } from '../db/postgres-database.js';
 import { observationId } from '../domain/ids.js';
 import { createLoaders } from '../loaders.js';
-import { createLogger } from '../logger.js';
-import { createEmbedder } from '../providers/create-embedder.js';
 import type { SearchMode } from '../retrieval/search.js';
 import type { ChannelWeights } from '../retrieval/settings.js';
 import { importJsonl } from '../services/import-service.js';
@@ -27,6 +20,7 @@ import {
   percentile,
   scoreRanking,
 } from './metrics.js';
+import { openEvalApp } from './eval-app.js';
 import { type ContextEvalStrategy, askThroughContext } from './locomo-context.js';
 
 /**
@@ -110,18 +104,8 @@ interface RunSpec {
 
 export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoEvalReport> {
   const log = options.log ?? (() => {});
-  const embedderSpec = options.embedder ?? 'offline';
-  const config = parseConfig({
-    MEMGATE_DATA_DIR: options.dataDir,
-    MEMGATE_EMBEDDER: embedderSpec,
-    MEMGATE_LOG_LEVEL: 'warn',
-  });
-  const logger = createLogger('warn', (line) => process.stderr.write(line));
-  const embedder = await createEmbedder(embedderSpec, { dataDir: options.dataDir, log });
-  const db: Database = options.databaseUrl
-    ? await openPostgres({ connectionString: options.databaseUrl, statementTimeoutMs: 60_000 })
-    : await openPglite({});
-  const app = await createApp(config, { db, embedder, logger });
+  const app = await openEvalApp({ ...options, log });
+  const { db, embedder } = app.deps;
   try {
     const questions: Question[] = [];
     const diaOf = new Map<string, string>(); // observation id → dia id
