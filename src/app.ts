@@ -62,7 +62,7 @@ export async function createApp(
     gateway,
     authenticate: authenticate ?? localAuthenticate,
     close: async () => {
-      await changes.close();
+      await changes?.close();
       await db.close();
     },
   };

@@ -14,12 +14,22 @@ export interface Context {
    * each event is read anew, so no cached row outlives the change that replaced it.
    */
   refresh(): void;
+  /**
+   * Whether the request's credentials still hold, asked by long-lived operations: false once
+   * its token is revoked or its rights changed. Absent: credentials that cannot change.
+   */
+  stillAuthorized?: () => Promise<boolean>;
 }
 
 /** One per request: the principal, a statement-counting database view, fresh DataLoaders. */
-export function createContext(deps: AppDeps, principal: Principal): Context {
+export function createContext(
+  deps: AppDeps,
+  principal: Principal,
+  stillAuthorized?: () => Promise<boolean>,
+): Context {
   const context: Context = {
     principal,
+    stillAuthorized,
     ...requestParts(deps, principal),
     refresh: () => Object.assign(context, requestParts(deps, principal)),
   };

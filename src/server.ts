@@ -6,6 +6,7 @@ import {
   localAuthenticate,
   useAuthentication,
 } from './auth/authenticate.js';
+import type { Principal } from './auth/principal.js';
 import { bindRequestPrincipal } from './auth/request-principal.js';
 import { type Context, createContext } from './context.js';
 import { errorFields } from './logger.js';
@@ -76,6 +77,20 @@ function withCode(error: GraphQLError | Error): GraphQLError {
   });
 }
 
+/** The request's credentials, asked again, still name a principal with the same rights. */
+async function sameRights(
+  authenticate: Authenticate,
+  request: Request,
+  principal: Principal,
+): Promise<boolean> {
+  try {
+    const now = await authenticate(request);
+    return now === principal || JSON.stringify(now) === JSON.stringify(principal);
+  } catch {
+    return false;
+  }
+}
+
 export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
   const authenticate = options.authenticate ?? localAuthenticate;
   // Every String/JSON output field masks PII for principals without `pii` (SECURITY.md).
@@ -90,7 +105,12 @@ export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
       (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiqlOptions),
     logging: false,
     // Authenticated in onRequestParse (useAuthentication); each request gets its own principal.
-    context: ({ request }) => createContext(deps, bindRequestPrincipal(authenticatedPrincipal(request))),
+    context: ({ request }) => {
+      const principal = authenticatedPrincipal(request);
+      return createContext(deps, bindRequestPrincipal(principal), () =>
+        sameRights(authenticate, request, principal),
+      );
+    },
     maskedErrors: {
       maskError: (error, message) => {
         // Duck-typed: yoga and our code may load different copies of graphql's GraphQLError.

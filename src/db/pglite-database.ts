@@ -74,6 +74,12 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
         await pglite.exec(sql);
       }),
     exclusive: (fn) => lock.run(() => fn(pglite)),
+    // PGlite delivers a committed transaction's NOTIFYs in-process, after the statement that
+    // committed; LISTEN itself is a statement, so it waits its turn like any other.
+    listen: async (channel, onPayload) => {
+      const unlisten = await lock.run(() => pglite.listen(channel, onPayload));
+      return () => lock.run(() => unlisten());
+    },
     close: () =>
       lock.run(async () => {
         try {

@@ -37,26 +37,43 @@ export function securityPlugins(deps: AppDeps): Plugin[] {
  * Fails closed: if the audit cannot be written, the unmasked data is not sent.
  */
 export function usePiiAccessAudit(deps: Pick<AppDeps, 'db' | 'logger'>): Plugin {
+  /** Null when the audit is written; otherwise the result that replaces the unmasked one. */
+  const audit = async (contextValue: unknown, operation: string | null) => {
+    try {
+      await flushPiiAccess((contextValue as Context).principal, deps.db, operation);
+      return null;
+    } catch (error) {
+      deps.logger.error('pii_access audit failed; response withheld', { error: String(error) });
+      return {
+        errors: [
+          new GraphQLError('The audit log could not be written, so personal data was not served.', {
+            extensions: { code: 'UNAVAILABLE', http: { status: 503 } },
+          }),
+        ],
+      };
+    }
+  };
   return {
     onExecute({ executeFn, setExecuteFn }) {
       setExecuteFn(async (args) => {
         const result = await executeFn(args);
-        const principal = (args.contextValue as Context).principal;
-        try {
-          await flushPiiAccess(principal, deps.db, args.operationName ?? operationNameOf(args.document));
-        } catch (error) {
-          deps.logger.error('pii_access audit failed; response withheld', { error: String(error) });
-          return {
-            errors: [
-              new GraphQLError('The audit log could not be written, so personal data was not served.', {
-                extensions: { code: 'UNAVAILABLE', http: { status: 503 } },
-              }),
-            ],
-          };
-        }
-        return result;
+        return (
+          (await audit(args.contextValue, args.operationName ?? operationNameOf(args.document))) ?? result
+        );
       });
     },
+    // A subscription serves data event by event: each event's PII is audited before it leaves.
+    onSubscribe: () => ({
+      onSubscribeResult: ({ args }) => ({
+        onNext: async ({ setResult }) => {
+          const withheld = await audit(
+            args.contextValue,
+            args.operationName ?? operationNameOf(args.document),
+          );
+          if (withheld) setResult(withheld);
+        },
+      }),
+    }),
   };
 }
 

@@ -1,121 +1,99 @@
 import { z } from 'zod';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
-import { CHANGE_CHANNEL, NOTIFY_PAYLOAD_BUDGET, notifyChanges } from '../store/change-notify-store.js';
-import type { WritePayload } from './batch.js';
+import { CHANGE_CHANNEL } from '../store/change-notify-store.js';
 
 /** What changed, as ids only: content never travels, every subscriber re-reads what it may see. */
 export type ChangeKind = 'ENTITY' | 'FACT' | 'OBSERVATION' | 'DOCUMENT';
 
+/** A removed row: it cannot be re-read, so the notice carries what visibility needs. */
+export interface RemovedRow {
+  id: string;
+  /** Visibility arrays that must all admit the subscriber; null: an endpoint already gone. */
+  vis: (string[] | null)[];
+  /** The entity keys the row touched (for `entityKeys` filters). */
+  refs: string[];
+}
+
 export interface ChangeNotice {
   namespace: string;
   kind: ChangeKind;
-  /** Entity and document keys, fact ids, observation ids. */
+  /** Created or updated: entity and document keys, fact ids, observation ids. */
   ids: string[];
+  removed: RemovedRow[];
 }
 
 export type ChangeListener = (notice: ChangeNotice) => void;
 
 /**
- * Committed writes fan out to live subscribers. In one process (PGlite) the feed is a list of
- * listeners; on native PostgreSQL it is LISTEN/NOTIFY, so every replica hears every write.
+ * Committed changes fan out to live subscribers. The database announces them itself (triggers
+ * NOTIFY on `memgate_changes`, migration 011), so every write path is covered and a write made
+ * by another process or replica is heard like one made here. Listening is per process: one
+ * LISTEN connection (native) or PGlite's in-process notifications, shared by all subscribers.
  */
 export interface ChangeFeed {
-  publish(notice: ChangeNotice): void;
   /** Returns the unsubscribe function. */
   subscribe(listener: ChangeListener): () => void;
   close(): Promise<void>;
 }
 
 /** In-process fan-out: a throwing listener cannot stop the others. */
-export function createLocalFeed(): ChangeFeed & { deliver(notice: ChangeNotice): void } {
+function createFanOut() {
   const listeners = new Set<ChangeListener>();
-  const deliver = (notice: ChangeNotice) => {
-    for (const listener of [...listeners]) {
-      try {
-        listener(notice);
-      } catch {
-        // A listener only enqueues; its own queue reports overflow.
-      }
-    }
-  };
   return {
-    deliver,
-    publish: deliver,
-    subscribe(listener) {
+    deliver(notice: ChangeNotice) {
+      for (const listener of [...listeners]) {
+        try {
+          listener(notice);
+        } catch {
+          // A listener only enqueues; its own queue reports overflow.
+        }
+      }
+    },
+    subscribe(listener: ChangeListener) {
       listeners.add(listener);
-      return () => listeners.delete(listener);
+      return () => {
+        listeners.delete(listener);
+      };
     },
-    async close() {
-      listeners.clear();
-    },
+    clear: () => listeners.clear(),
   };
-}
-
-const CHANGED = new Set(['CREATED', 'UPDATED', 'REINFORCED']);
-
-/** The one call a write service makes after its transaction committed. */
-export function publishWrites(
-  feed: ChangeFeed | undefined,
-  kind: ChangeKind,
-  namespace: string,
-  payload: WritePayload,
-  extraIds: readonly string[] = [],
-): WritePayload {
-  if (!feed) return payload;
-  const ids = payload.results.filter((r) => CHANGED.has(r.status) && r.key).map((r) => r.key as string);
-  if (ids.length > 0) ids.push(...extraIds);
-  if (ids.length > 0) feed.publish({ namespace, kind, ids: [...new Set(ids)] });
-  return payload;
 }
 
 const noticeSchema = z.object({
   namespace: z.string(),
   kind: z.enum(['ENTITY', 'FACT', 'OBSERVATION', 'DOCUMENT']),
   ids: z.array(z.string()),
+  removed: z
+    .array(
+      z.object({
+        id: z.string(),
+        vis: z.array(z.array(z.string()).nullable()),
+        refs: z.array(z.string()),
+      }),
+    )
+    .default([]),
 });
 
-/** Splits a notice into JSON payloads that each fit one NOTIFY. */
-export function noticePayloads(notice: ChangeNotice, budget = NOTIFY_PAYLOAD_BUDGET): string[] {
-  const payloads: string[] = [];
-  let ids: string[] = [];
-  const encode = (list: string[]) => JSON.stringify({ ...notice, ids: list });
-  for (const id of notice.ids) {
-    if (Buffer.byteLength(encode([id])) > budget) continue; // cannot travel; no key is this long
-    if (ids.length > 0 && Buffer.byteLength(encode([...ids, id])) > budget) {
-      payloads.push(encode(ids));
-      ids = [];
-    }
-    ids.push(id);
-  }
-  if (ids.length > 0) payloads.push(encode(ids));
-  return payloads;
+/** A notice as the database sent it, or null when it is not one of ours. */
+export function parseNotice(payload: string): ChangeNotice | null {
+  const parsed = noticeSchema.safeParse(safeJson(payload));
+  return parsed.success ? parsed.data : null;
 }
 
-/**
- * LISTEN/NOTIFY on native PostgreSQL. Every replica, this one included, hears a write through
- * its own LISTEN connection, so a subscriber sees the same stream whichever replica it uses.
- * A failed NOTIFY is logged: the write has committed and stays; only the live view misses it.
- */
-export async function createPostgresFeed(
-  db: Database & { listen: NonNullable<Database['listen']> },
-  logger: Logger,
-): Promise<ChangeFeed> {
-  const local = createLocalFeed();
+/** The feed of this database, or undefined when the backend cannot LISTEN. */
+export async function createChangeFeed(db: Database, logger: Logger): Promise<ChangeFeed | undefined> {
+  if (!db.listen) return undefined;
+  const fanOut = createFanOut();
   const stop = await db.listen(CHANGE_CHANNEL, (payload) => {
-    const parsed = noticeSchema.safeParse(safeJson(payload));
-    if (parsed.success) local.deliver(parsed.data);
+    const notice = parseNotice(payload);
+    if (notice) fanOut.deliver(notice);
     else logger.warn('ignored a malformed change notice');
   });
   return {
-    publish(notice) {
-      notifyChanges(db, noticePayloads(notice)).catch((error: unknown) =>
-        logger.error('change notice not sent', { error: String(error) }),
-      );
-    },
-    subscribe: (listener) => local.subscribe(listener),
+    subscribe: (listener) => fanOut.subscribe(listener),
     async close() {
-      await local.close();
+      fanOut.clear();
       await stop();
     },
   };
@@ -127,11 +105,4 @@ function safeJson(text: string): unknown {
   } catch {
     return null;
   }
-}
-
-/** The feed for this database: NOTIFY-backed when the backend can LISTEN, in-process otherwise. */
-export function createChangeFeed(db: Database, logger: Logger): Promise<ChangeFeed> | ChangeFeed {
-  const listen = db.listen;
-  if (listen) return createPostgresFeed(Object.assign(db, { listen }), logger);
-  return createLocalFeed();
 }

@@ -9,11 +9,20 @@ export interface Overflow {
   dropped: number;
 }
 
-export class ChangeQueue<T> implements AsyncIterableIterator<T | Overflow> {
+/** The subscriber's credentials no longer hold (token revoked or its rights changed). */
+export interface Revoked {
+  revoked: true;
+}
+
+/** What ends a stream early: the reader gets it after the items already queued. */
+export type Ending = Overflow | Revoked;
+
+export class ChangeQueue<T> implements AsyncIterableIterator<T | Ending> {
   private readonly items: T[] = [];
-  private waiting: ((result: IteratorResult<T | Overflow>) => void) | null = null;
+  private waiting: ((result: IteratorResult<T | Ending>) => void) | null = null;
   private dropped = 0;
   private finished = false;
+  private ending: Revoked | null = null;
 
   constructor(
     private readonly capacity: number,
@@ -22,7 +31,7 @@ export class ChangeQueue<T> implements AsyncIterableIterator<T | Overflow> {
 
   /** False once the queue has overflowed or closed; the item is then only counted. */
   push(item: T): boolean {
-    if (this.finished) return false;
+    if (this.finished || this.ending) return false;
     if (this.dropped > 0 || this.items.length >= this.capacity) {
       this.dropped += 1;
       this.wake();
@@ -38,13 +47,25 @@ export class ChangeQueue<T> implements AsyncIterableIterator<T | Overflow> {
     return true;
   }
 
+  /** Ends the stream with `reason` once the reader has what was queued; nothing more is accepted. */
+  end(reason: Revoked): void {
+    if (this.finished || this.ending) return;
+    this.ending = reason;
+    this.wake();
+  }
+
   get pending(): number {
     return this.items.length;
   }
 
-  next(): Promise<IteratorResult<T | Overflow>> {
+  next(): Promise<IteratorResult<T | Ending>> {
     const item = this.items.shift();
     if (item !== undefined) return Promise.resolve({ value: item, done: false });
+    if (this.ending && !this.finished) {
+      const ending = this.ending;
+      this.close();
+      return Promise.resolve({ value: ending, done: false });
+    }
     if (this.dropped > 0 && !this.finished) {
       const dropped = this.dropped;
       this.close();
@@ -56,7 +77,7 @@ export class ChangeQueue<T> implements AsyncIterableIterator<T | Overflow> {
     });
   }
 
-  return(): Promise<IteratorResult<T | Overflow>> {
+  return(): Promise<IteratorResult<T | Ending>> {
     this.close();
     this.items.length = 0;
     return Promise.resolve({ value: undefined, done: true });
@@ -67,7 +88,7 @@ export class ChangeQueue<T> implements AsyncIterableIterator<T | Overflow> {
   }
 
   private wake(): void {
-    // The reader is idle only when the queue is empty; with dropped > 0 it must hear of it.
+    // The reader is idle only when the queue is empty; an overflow or an ending must reach it.
     if (!this.waiting) return;
     const resolve = this.waiting;
     this.waiting = null;

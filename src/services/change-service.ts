@@ -5,8 +5,10 @@ import { nsKey } from '../loaders.js';
 import type { EntityRow } from '../store/entity-store.js';
 import type { FactRow } from '../store/fact-store.js';
 import type { ObservationRow } from '../store/observation-store.js';
-import type { ChangeKind } from './change-feed.js';
-import { ChangeQueue, type Overflow } from './change-queue.js';
+import { removedRowsVisibleTo } from '../store/change-visibility-store.js';
+import { visibilityParam } from '../auth/principal.js';
+import type { ChangeKind, RemovedRow } from './change-feed.js';
+import { ChangeQueue, type Ending } from './change-queue.js';
 import { DocumentService, type SourceDocumentView } from './document-service.js';
 import type { RequestScope } from './request-scope.js';
 import { keySchema, namespaceSchema } from './validation.js';
@@ -16,10 +18,14 @@ export interface PendingChange {
   namespace: string;
   kind: ChangeKind;
   id: string;
+  /** Set when the row was deleted (a purge): what deciding its visibility needs. */
+  removed?: RemovedRow;
 }
 
 /** One changed row as the subscriber may see it. */
-export interface LiveChange extends PendingChange {
+export interface LiveChange extends Omit<PendingChange, 'removed'> {
+  /** The row is gone (purged); the row fields are then null. */
+  removed: boolean;
   entity: EntityRow | null;
   fact: FactRow | null;
   observation: ObservationRow | null;
@@ -30,7 +36,15 @@ export interface WatchArgs {
   namespace: string;
   kinds?: readonly ChangeKind[] | null;
   entityKeys?: readonly string[] | null;
+  /**
+   * Whether the subscriber's credentials still hold, asked while the stream is open: a revoked
+   * token (or changed rights) ends it within `recheckMs`.
+   */
+  stillAuthorized?: () => Promise<boolean>;
 }
+
+/** How often an open subscription re-checks its token (the tokens file is re-read as often). */
+const RECHECK_MS = 1000;
 
 const entityKeysSchema = z.array(keySchema).max(100, 'at most 100 entityKeys');
 
@@ -42,7 +56,7 @@ export class ChangeService {
    * The notices of one namespace (ids only), bounded per subscriber. Filtering by kind here is
    * free; filtering by entity key needs the row, so it happens in `read`.
    */
-  watch(args: WatchArgs): AsyncIterableIterator<PendingChange | Overflow> {
+  watch(args: WatchArgs): AsyncIterableIterator<PendingChange | Ending> {
     const namespace = parseInput(namespaceSchema, args.namespace, 'namespace');
     assertCanRead(this.scope.principal, namespace);
     parseInput(entityKeysSchema, args.entityKeys ?? [], 'entityKeys');
@@ -50,15 +64,31 @@ export class ChangeService {
     if (!feed) throw new MemgateError('UNAVAILABLE', 'Live updates are not available on this server.');
     const kinds = args.kinds?.length ? new Set(args.kinds) : null;
     let unsubscribe = () => {};
-    const queue = new ChangeQueue<PendingChange>(this.scope.deps.config.subscriptionQueue, () =>
-      unsubscribe(),
-    );
+    let recheck: NodeJS.Timeout | undefined;
+    const queue = new ChangeQueue<PendingChange>(this.scope.deps.config.subscriptionQueue, () => {
+      unsubscribe();
+      clearInterval(recheck);
+    });
     unsubscribe = feed.subscribe((notice) => {
       if (notice.namespace !== namespace || (kinds && !kinds.has(notice.kind))) return;
-      for (const id of notice.ids) {
-        if (!queue.push({ namespace, kind: notice.kind, id })) break;
+      const changes: PendingChange[] = [
+        ...notice.ids.map((id) => ({ namespace, kind: notice.kind, id })),
+        ...notice.removed.map((removed) => ({ namespace, kind: notice.kind, id: removed.id, removed })),
+      ];
+      for (const change of changes) {
+        if (!queue.push(change)) break;
       }
     });
+    const stillAuthorized = args.stillAuthorized;
+    if (stillAuthorized) {
+      recheck = setInterval(() => {
+        stillAuthorized().then(
+          (ok) => ok || queue.end({ revoked: true }),
+          () => queue.end({ revoked: true }),
+        );
+      }, RECHECK_MS);
+      recheck.unref();
+    }
     return queue;
   }
 
@@ -66,7 +96,16 @@ export class ChangeService {
   async read(change: PendingChange, entityKeys?: readonly string[] | null): Promise<LiveChange | null> {
     const { loaders } = this.scope;
     const keys = entityKeys?.length ? new Set(entityKeys) : null;
-    const live: LiveChange = { ...change, entity: null, fact: null, observation: null, document: null };
+    const { removed, ...changed } = change;
+    const live: LiveChange = {
+      ...changed,
+      removed: false,
+      entity: null,
+      fact: null,
+      observation: null,
+      document: null,
+    };
+    if (removed) return (await this.removedVisible(removed, keys)) ? { ...live, removed: true } : null;
     const key = nsKey(change.namespace, change.id);
     switch (change.kind) {
       case 'ENTITY':
@@ -86,5 +125,16 @@ export class ChangeService {
         return o && (!keys || keys.has(o.subjectId ?? '') || keys.has(o.actorId ?? '')) ? live : null;
       }
     }
+  }
+
+  /** A removed row reaches only subscribers its visibility (and its endpoints') admitted. */
+  private async removedVisible(removed: RemovedRow, keys: ReadonlySet<string> | null): Promise<boolean> {
+    if (keys && !removed.refs.some((ref) => keys.has(ref))) return false;
+    const visible = await removedRowsVisibleTo(
+      this.scope.db,
+      [removed],
+      visibilityParam(this.scope.principal),
+    );
+    return visible.has(removed.id);
   }
 }

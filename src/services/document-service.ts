@@ -52,7 +52,6 @@ import {
   scopeSchema,
   visibilityScopes,
 } from './validation.js';
-import { publishWrites } from './change-feed.js';
 
 const MIB = 1024 * 1024;
 
@@ -196,7 +195,7 @@ export class DocumentService {
       }
       const writable = valid.filter((v) => !claim.busy.has(nsKey(ns, v.doc.input.key)));
       const written = await this.writeBatch(ns, writable, vis);
-      return publishWrites(this.scope.deps.changes, 'DOCUMENT', ns, toPayload([...results, ...written]));
+      return toPayload([...results, ...written]);
     } finally {
       claim.release();
     }

@@ -26,7 +26,6 @@ import {
   titleSchema,
   visibilityScopes,
 } from './validation.js';
-import { publishWrites } from './change-feed.js';
 
 /** Entity kinds `entities` lists only when they are named in `kinds`: observation nodes. */
 export const LISTED_ONLY_ON_REQUEST = ['observation'] as const;
@@ -98,7 +97,7 @@ export class EntityService {
       },
       (error) => this.scope.deps.logger.error('upsertEntities item failed', { error: String(error) }),
     );
-    return publishWrites(this.scope.deps.changes, 'ENTITY', ns, toPayload([...results, ...written]));
+    return toPayload([...results, ...written]);
   }
 
   async get(namespace: string, key: string): Promise<EntityRow | null> {

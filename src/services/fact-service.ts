@@ -33,7 +33,6 @@ import {
   scopesSchema,
   visibilityScopes,
 } from './validation.js';
-import { publishWrites } from './change-feed.js';
 
 export const predicateSchema = z
   .string()
@@ -295,7 +294,7 @@ export class FactService {
       },
       (error) => this.logUnexpected('assertFacts', error),
     );
-    return publishWrites(this.scope.deps.changes, 'FACT', ns, toPayload([...results, ...written]));
+    return toPayload([...results, ...written]);
   }
 
   /**
@@ -358,7 +357,7 @@ export class FactService {
       (error) => this.logUnexpected('supersedeFact', error),
     );
     // The closed predecessor changed too.
-    return publishWrites(this.scope.deps.changes, 'FACT', ns, toPayload(written), [factId]);
+    return toPayload(written);
   }
 
   /** RETRACTED with the reason; an open validity ends now. Retracting again is UNCHANGED. */
@@ -381,7 +380,7 @@ export class FactService {
       },
       (error) => this.logUnexpected('retractFact', error),
     );
-    return publishWrites(this.scope.deps.changes, 'FACT', ns, toPayload(written));
+    return toPayload(written);
   }
 
   private visibleScopes(): string[] | null {

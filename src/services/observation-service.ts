@@ -40,7 +40,6 @@ import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from './text-sea
 import type { RequestScope } from './request-scope.js';
 import { schemaPolicyFor } from './schema-policy.js';
 import { namespaceSchema, visibilityScopes } from './validation.js';
-import { publishWrites } from './change-feed.js';
 
 export const refInputSchema = z.object({
   type: z.string().min(1, 'type must not be empty').max(128),
@@ -166,7 +165,7 @@ export class ObservationService {
     const written = drafts.length
       ? await this.scope.db.transaction('recordObservations', (tx) => this.writeDrafts(tx, ns, drafts, now))
       : [];
-    return publishWrites(this.scope.deps.changes, 'OBSERVATION', ns, toPayload([...results, ...written]));
+    return toPayload([...results, ...written]);
   }
 
   private async writeDrafts(tx: Queryable, ns: string, drafts: Draft[], now: Date): Promise<WriteResult[]> {

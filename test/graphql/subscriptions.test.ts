@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createClient as createSseClient } from 'graphql-sse';
 import { createClient as createWsClient } from 'graphql-ws';
 import pg from 'pg';
@@ -16,7 +17,7 @@ import { TEST_EMBEDDING } from '../helpers/test-database.js';
 
 const SUBSCRIPTION = `subscription Live($ns: String!, $kinds: [MemoryChangeKind!], $keys: [String!]) {
   memoryChanged(namespace: $ns, kinds: $kinds, entityKeys: $keys) {
-    namespace kind key
+    namespace kind key removed
     entity { key title }
     fact { factId predicate object { key } }
     observation { observationId content }
@@ -28,6 +29,7 @@ interface Change {
   namespace: string;
   kind: string;
   key: string;
+  removed: boolean;
   entity: { key: string; title: string } | null;
   fact: { factId: string; predicate: string } | null;
   observation: { observationId: string; content: string } | null;
@@ -145,6 +147,7 @@ beforeAll(async () => {
     { id: 'w1', read: ['acme'], scopes: ['workspace:w1'] },
     { id: 'none', read: ['acme'] },
     { id: 'outsider', read: ['elsewhere'] },
+    { id: 'cleared', read: ['acme'], scopes: ['*'], pii: true },
   ]);
   tokens = written.tokens;
   tokensPath = written.path;
@@ -245,6 +248,145 @@ describe('memoryChanged', () => {
   });
 });
 
+describe('every write path is heard', () => {
+  const mutate = (query: string, variables: Record<string, unknown> = {}) => write(query, variables);
+
+  it('assertions of an observation, document links, snapshots and purges all arrive', async () => {
+    const tag = `paths-${Date.now()}`;
+    const w1 = TRANSPORTS.sse(gw.url, tokens.w1!, { ns: 'acme' });
+    const none = TRANSPORTS.ws(gw.url, tokens.none!, { ns: 'acme' });
+    await ready(w1);
+    await ready(none);
+    // An observation whose assertions create an entity and a fact in the same transaction.
+    await mutate(
+      `mutation($o: [ObservationInput!]!) { recordObservations(namespace: "acme", observations: $o) { accepted } }`,
+      {
+        o: [
+          {
+            source: { system: 't', externalId: tag },
+            kind: 'note',
+            occurredAt: '2026-02-01T00:00:00Z',
+            content: `asserted ${tag}`,
+            assertions: [
+              { entity: { key: `${tag}-person`, kind: 'person', title: 'Dana' } },
+              { fact: { subject: `${tag}-person`, predicate: 'works_on', object: `${tag}-person` } },
+            ],
+          },
+        ],
+      },
+    );
+    // A document whose link becomes a LINKS_TO fact.
+    await mutate(
+      `mutation($d: [DocumentInput!]!) { retainDocuments(namespace: "acme", documents: $d) { accepted } }`,
+      { d: [{ key: `${tag}-doc`, title: 'Runbook', content: 'How to restart.', links: [`${tag}-person`] }] },
+    );
+    // A snapshot that creates an entity and a relation.
+    await mutate(
+      `mutation($s: SnapshotInput!) { reconcileSnapshot(namespace: "acme", snapshot: $s) { staleEntities } }`,
+      {
+        s: {
+          snapshotId: `${tag}-s1`,
+          scope: `${tag}-scope`,
+          observedAt: '2026-02-02T00:00:00Z',
+          entities: [{ key: `${tag}-svc`, kind: 'service', title: 'billing' }],
+          relations: [{ subject: `${tag}-svc`, relation: 'owned_by', object: `${tag}-person` }],
+        },
+      },
+    );
+    // A purge of an entity only w1 may see, and of one everybody may see.
+    await upsert([
+      { key: `${tag}-hidden`, kind: 'note', title: 'w1 only', scopes: ['workspace:w1'] },
+      { key: `${tag}-open`, kind: 'note', title: 'open' },
+    ]);
+    for (const key of [`${tag}-hidden`, `${tag}-open`]) {
+      await mutate(
+        `mutation($k: String!) { purgeEntity(namespace: "acme", key: $k, reason: "test") { accepted } }`,
+        { k: key },
+      );
+    }
+    await upsert([{ key: `${tag}-end`, kind: 'note', title: 'end' }]);
+
+    const seen = await until(w1, `${tag}-end`);
+    const forNone = await until(none, `${tag}-end`);
+    await w1.return?.();
+    await none.return?.();
+    const has = (kind: string, pred: (c: Change) => boolean) => seen.some((c) => c.kind === kind && pred(c));
+    expect(has('OBSERVATION', (c) => c.observation?.content === `asserted ${tag}`)).toBe(true);
+    expect(has('ENTITY', (c) => c.key === `${tag}-person`)).toBe(true);
+    expect(has('FACT', (c) => c.fact?.predicate === 'works_on')).toBe(true);
+    expect(has('DOCUMENT', (c) => c.key === `${tag}-doc`)).toBe(true);
+    expect(has('FACT', (c) => c.fact?.predicate === 'LINKS_TO')).toBe(true);
+    expect(has('ENTITY', (c) => c.key === `${tag}-svc`)).toBe(true);
+    expect(has('FACT', (c) => c.fact?.predicate === 'owned_by')).toBe(true);
+    // Removed rows arrive as `removed`, without a row, only to subscribers who could see them.
+    const removed = seen.filter((c) => c.removed).map((c) => c.key);
+    expect(removed).toEqual(expect.arrayContaining([`${tag}-hidden`, `${tag}-open`]));
+    expect(seen.find((c) => c.key === `${tag}-open` && c.removed)?.entity).toBeNull();
+    const removedForNone = forNone.filter((c) => c.removed).map((c) => c.key);
+    expect(removedForNone).toContain(`${tag}-open`);
+    expect(JSON.stringify(forNone)).not.toContain(`${tag}-hidden`);
+  });
+
+  it('personal data served over a subscription is audited per event, like any response', async () => {
+    const piiAccess = async () =>
+      (
+        await gw.db.query<{ principal_id: string; target: string | null; summary: { categories: string[] } }>(
+          `SELECT principal_id, target, summary FROM audit_log WHERE action = 'pii_access' ORDER BY audit_id`,
+        )
+      ).rows.filter((r) => r.principal_id === 'cleared');
+    const tag = `pii-${Date.now()}`;
+    const cleared = TRANSPORTS.sse(gw.url, tokens.cleared!, { ns: 'acme' });
+    await ready(cleared);
+    const before = (await piiAccess()).length;
+    await upsert([{ key: `${tag}-mail`, kind: 'note', title: 'write to carol@example.com' }]);
+    const changes = await until(cleared, `${tag}-mail`);
+    await cleared.return?.();
+    expect(changes.at(-1)!.entity!.title).toBe('write to carol@example.com');
+    const records = await piiAccess();
+    expect(records.length).toBeGreaterThan(before);
+    expect(records.at(-1)!.target).toBe('Live');
+    expect(records.at(-1)!.summary.categories).toContain('email');
+  });
+});
+
+describe('a revoked token', () => {
+  for (const [name, open] of Object.entries(TRANSPORTS)) {
+    it(`${name}: ends its open subscription with UNAUTHENTICATED`, async () => {
+      const own = writeTokensFile([
+        { id: 'writer', read: ['acme'], write: ['acme'], scopes: ['*'] },
+        { id: 'temp', read: ['acme'] },
+      ]);
+      const local = await startTestGateway({ MEMGATE_TOKENS_FILE: own.path });
+      try {
+        const onLocal = { url: local.url };
+        const previous = tokens;
+        tokens = { ...tokens, writer: own.tokens.writer! };
+        const iterator = open(local.url, own.tokens.temp!, { ns: 'acme' });
+        try {
+          await ready(iterator, onLocal);
+          const file = JSON.parse(readFileSync(own.path, 'utf8')) as { principals: { id: string }[] };
+          file.principals = file.principals.filter((p) => p.id !== 'temp');
+          writeFileSync(own.path, JSON.stringify(file, null, 2));
+          const started = Date.now();
+          let error: Result['errors'];
+          for await (const result of iterator) {
+            if (result.errors) {
+              error = result.errors;
+              break;
+            }
+          }
+          expect(error?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+          expect(Date.now() - started).toBeLessThan(10_000);
+        } finally {
+          tokens = previous;
+        }
+      } finally {
+        await local.close();
+      }
+    }, 30_000);
+  }
+});
+
 describe('a slow subscriber', () => {
   let small: TestGateway;
   beforeAll(async () => {
@@ -288,8 +430,8 @@ describe('replicas', () => {
     const native = Boolean(process.env.DATABASE_URL);
     expect(gw.db.backend).toBe(native ? 'postgres' : 'pglite');
     if (!native) {
-      // One process owns an embedded database: the feed is in-process, no LISTEN exists.
-      expect(gw.db.listen).toBeUndefined();
+      // One process owns an embedded database: its notifications are delivered in-process.
+      expect(gw.db.listen).toBeDefined();
       const iterator = TRANSPORTS.sse(gw.url, tokens.w1!, { ns: 'acme' });
       await ready(iterator);
       await upsert([{ key: 'replica-local', kind: 'note' }]);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { noticePayloads } from '../../src/services/change-feed.js';
 import { ChangeQueue } from '../../src/services/change-queue.js';
 
 describe('ChangeQueue', () => {
@@ -43,15 +42,5 @@ describe('ChangeQueue', () => {
     await queue.return();
     expect(closed).toBe(true);
     expect((await queue.next()).done).toBe(true);
-  });
-});
-
-describe('noticePayloads', () => {
-  it('splits ids so each NOTIFY payload fits the budget, losing none', () => {
-    const ids = Array.from({ length: 500 }, (_, i) => `entity-key-${i}`);
-    const payloads = noticePayloads({ namespace: 'acme', kind: 'ENTITY', ids }, 1000);
-    expect(payloads.length).toBeGreaterThan(1);
-    for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThanOrEqual(1000);
-    expect(payloads.flatMap((p) => (JSON.parse(p) as { ids: string[] }).ids)).toEqual(ids);
   });
 });

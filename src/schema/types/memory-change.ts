@@ -1,6 +1,6 @@
 import type { Context } from '../../context.js';
 import { MemgateError } from '../../errors.js';
-import type { Overflow } from '../../services/change-queue.js';
+import type { Ending } from '../../services/change-queue.js';
 import type { LiveChange, PendingChange } from '../../services/change-service.js';
 import { builder } from '../builder.js';
 import { EntityRef } from './entity.js';
@@ -18,6 +18,10 @@ export const MemoryChangeRef = builder.objectRef<LiveChange>('MemoryChange').imp
     key: t.exposeString('id', {
       description: 'The entity or document key, the factId or the observationId.',
     }),
+    removed: t.exposeBoolean('removed', {
+      description:
+        'The row was deleted (purged): the row fields are null. Told only to subscribers who could see it.',
+    }),
     entity: t.field({ type: EntityRef, nullable: true, resolve: (c) => c.entity }),
     fact: t.field({ type: FactRef, nullable: true, resolve: (c) => c.fact }),
     observation: t.field({ type: ObservationRef, nullable: true, resolve: (c) => c.observation }),
@@ -25,17 +29,17 @@ export const MemoryChangeRef = builder.objectRef<LiveChange>('MemoryChange').imp
   }),
 });
 
-type Delivery = LiveChange | Overflow;
+type Delivery = LiveChange | Ending;
 
 /** Re-reads each notice as the subscriber with fresh loaders; hidden or filtered rows are skipped. */
 async function* visibleChanges(
   ctx: Context,
-  notices: AsyncIterableIterator<PendingChange | Overflow>,
+  notices: AsyncIterableIterator<PendingChange | Ending>,
   entityKeys: readonly string[] | null | undefined,
 ): AsyncGenerator<Delivery> {
   try {
     for await (const notice of notices) {
-      if ('overflow' in notice) {
+      if ('overflow' in notice || 'revoked' in notice) {
         yield notice;
         return;
       }
@@ -53,8 +57,9 @@ builder.subscriptionFields((t) => ({
     type: MemoryChangeRef,
     description:
       'Entities, facts, observations and documents of one namespace as they change (after commit), ' +
-      'each read as the subscriber. A subscriber that falls too far behind gets LIMIT_EXCEEDED and ' +
-      'the subscription ends.',
+      'whichever path wrote them (mutations, assertions, document links, snapshots, purges, imports), ' +
+      'each read as the subscriber. A subscriber that falls too far behind gets LIMIT_EXCEEDED, one ' +
+      'whose token is revoked gets UNAUTHENTICATED, and the subscription ends.',
     args: {
       namespace: t.arg.string({ required: true }),
       kinds: t.arg({ type: [MemoryChangeKindEnum], required: false, description: 'Default: all kinds.' }),
@@ -72,10 +77,17 @@ builder.subscriptionFields((t) => ({
           namespace: args.namespace,
           kinds: args.kinds,
           entityKeys: args.entityKeys,
+          stillAuthorized: ctx.stillAuthorized,
         }),
         args.entityKeys,
       ),
     resolve: (delivery: Delivery) => {
+      if ('revoked' in delivery) {
+        throw new MemgateError(
+          'UNAUTHENTICATED',
+          'The token of this subscription was revoked or its rights changed; the subscription ended.',
+        );
+      }
       if ('overflow' in delivery) {
         throw new MemgateError(
           'LIMIT_EXCEEDED',
