@@ -13,7 +13,7 @@ import {
   upsertEntity,
 } from '../store/entity-store.js';
 import { type WritePayload, type WriteResult, rejected, toPayload, writeEach } from './batch.js';
-import { type Page, type PageArgs, decodeCursor, encodeCursor, pageWindow, toPage } from './pagination.js';
+import { type PageArgs, decodeCursor, encodeCursor, pageWindow, toPage } from './pagination.js';
 import type { LazyPage } from './graph-service.js';
 import { type EntitySelection, readEntityWithSelection } from './nested-read.js';
 import type { RequestScope } from './request-scope.js';

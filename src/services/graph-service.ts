@@ -173,7 +173,13 @@ export class GraphService {
     const prefetched = prefetchedFacts(entity, query);
     const rows = prefetched ? Promise.resolve(prefetched) : this.loaders.graph.entityFacts(query).load(key);
     return rows.then((found) => ({
-      ...toPage(found, query.limit - 1, query.backwards, (r) => timeCursor(r.cursorTs, r.factId), query.cursor !== null),
+      ...toPage(
+        found,
+        query.limit - 1,
+        query.backwards,
+        (r) => timeCursor(r.cursorTs, r.factId),
+        query.cursor !== null,
+      ),
       countTotal: () => this.loaders.graph.entityFactCount(filter).load(key),
     }));
   }

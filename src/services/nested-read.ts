@@ -31,7 +31,16 @@ export interface FactsSelection {
 }
 
 /** Entity fields that need no column beyond namespace and key (relations load by key). */
-const ENTITY_KEY_ONLY = new Set(['__typename', 'id', 'namespace', 'key', 'facts', 'neighbors', 'chunks', 'observations']);
+const ENTITY_KEY_ONLY = new Set([
+  '__typename',
+  'id',
+  'namespace',
+  'key',
+  'facts',
+  'neighbors',
+  'chunks',
+  'observations',
+]);
 const ENTITY_FIELD_COLUMNS: Readonly<Record<string, readonly EntityColumn[]>> = {
   kind: ['kind'],
   title: ['title'],

@@ -129,12 +129,18 @@ function factsJson(parent: string, shape: FactTreeShape, c: Compile): string {
     scopes: c.scopes,
     cursor: { micros: c.params.add(q.cursor?.micros ?? null), id: c.params.add(q.cursor?.id ?? null) },
   };
-  const raw = ['namespace', 'fact_id', 'subject', 'object', 'valid_from', ...shape.columns.map((col) => FACT_COLUMN_SQL[col])];
+  const raw = [
+    'namespace',
+    'fact_id',
+    'subject',
+    'object',
+    'valid_from',
+    ...shape.columns.map((col) => FACT_COLUMN_SQL[col]),
+  ];
   const select = [...new Set(raw)].map((col) => `f.${col}`).join(', ');
-  const sides = (q.direction === 'OUT' ? ['subject'] : q.direction === 'IN' ? ['object'] : ['subject', 'object']) as (
-    | 'subject'
-    | 'object'
-  )[];
+  const sides = (
+    q.direction === 'OUT' ? ['subject'] : q.direction === 'IN' ? ['object'] : ['subject', 'object']
+  ) as ('subject' | 'object')[];
   const branches = sides.map(
     (side) => `(SELECT ${select} FROM facts f WHERE ${entityFactsWhere(side, q, params)}
       ORDER BY f.valid_from ${order}, f.fact_id ${order} LIMIT ${limit})`,
@@ -163,7 +169,12 @@ export async function readEntityTrees(
   visibleScopes: string[] | null,
 ): Promise<EntityTree[]> {
   const params = new Placeholders();
-  const c: Compile = { params, namespace: params.add(namespace), scopes: params.add(visibleScopes), aliases: 0 };
+  const c: Compile = {
+    params,
+    namespace: params.add(namespace),
+    scopes: params.add(visibleScopes),
+    aliases: 0,
+  };
   const keysParam = params.add(keys);
   const { rows } = await q.query<{ tree: EntityJson }>(
     `/* nestedEntityRead */

@@ -22,7 +22,11 @@ describe('nested frontend reads: statements per request', () => {
       { id: 'public', read: [NS] },
     ]);
     tokens = written.tokens;
-    gw = await startTestGateway({ MEMGATE_TOKENS_FILE: written.path, MEMGATE_MAX_COST: '1000000', MEMGATE_MAX_DEPTH: '20' });
+    gw = await startTestGateway({
+      MEMGATE_TOKENS_FILE: written.path,
+      MEMGATE_MAX_COST: '1000000',
+      MEMGATE_MAX_DEPTH: '20',
+    });
     const b = Array.from({ length: 25 }, (_, i) => `b${String(i).padStart(2, '0')}`);
     const c = Array.from({ length: 12 }, (_, i) => `c${String(i).padStart(2, '0')}`);
     const d = Array.from({ length: 6 }, (_, i) => `d${i}`);
@@ -33,13 +37,29 @@ describe('nested frontend reads: statements per request', () => {
       ...d.map((key) => ({ key, kind: 'org' })),
     ]);
     const [obs] = await seedObservations(gw.db, NS, [
-      { system: 'mail', externalId: 'm1', kind: 'email', occurredAt: at('2024-01-01T00:00:00Z'), mentions: ['a0'] },
+      {
+        system: 'mail',
+        externalId: 'm1',
+        kind: 'email',
+        occurredAt: at('2024-01-01T00:00:00Z'),
+        mentions: ['a0'],
+      },
     ]);
     const day = (i: number) => at(`2023-01-${String((i % 28) + 1).padStart(2, '0')}T00:00:00Z`);
     await seedFacts(gw.db, NS, [
-      ...b.map((o, i) => ({ subject: 'a0', predicate: 'works_on', object: o, validFrom: day(i), observationIds: [obs!] })),
-      ...b.flatMap((s, i) => c.map((o, j) => ({ subject: s, predicate: 'staffed_by', object: o, validFrom: day(i + j) }))),
-      ...c.flatMap((s, i) => d.map((o, j) => ({ subject: s, predicate: 'part_of', object: o, validFrom: day(i + j) }))),
+      ...b.map((o, i) => ({
+        subject: 'a0',
+        predicate: 'works_on',
+        object: o,
+        validFrom: day(i),
+        observationIds: [obs!],
+      })),
+      ...b.flatMap((s, i) =>
+        c.map((o, j) => ({ subject: s, predicate: 'staffed_by', object: o, validFrom: day(i + j) })),
+      ),
+      ...c.flatMap((s, i) =>
+        d.map((o, j) => ({ subject: s, predicate: 'part_of', object: o, validFrom: day(i + j) })),
+      ),
       // A fact only the SECRET scope may see, between two public entities.
       { subject: 'a0', predicate: 'knows', object: 'c00', validFrom: day(30), visibility: [SECRET] },
     ]);
@@ -55,7 +75,9 @@ describe('nested frontend reads: statements per request', () => {
   };
 
   it('entity by key: one statement', async () => {
-    const r = await run('query($ns: String!) { entity(namespace: $ns, key: "a0") { id key kind title } }', { ns: NS });
+    const r = await run('query($ns: String!) { entity(namespace: $ns, key: "a0") { id key kind title } }', {
+      ns: NS,
+    });
     expect(r.statements).toBe(1);
     expect(r.data.entity).toMatchObject({ key: 'a0', kind: 'person' });
   });
@@ -96,8 +118,9 @@ describe('nested frontend reads: statements per request', () => {
     const r = await run(EXPLORE_QUERY, { ns: NS, key: 'a0' });
     // The whole walk, then the first level's observations through their loader.
     expect(r.statements).toBe(2);
-    const level1 = (r.data.entity as { facts: { edges: { node: { object: { facts: { edges: unknown[] } } } }[] } })
-      .facts.edges;
+    const level1 = (
+      r.data.entity as { facts: { edges: { node: { object: { facts: { edges: unknown[] } } } }[] } }
+    ).facts.edges;
     expect(level1).toHaveLength(10);
     expect(level1[1]!.node.object.facts.edges).toHaveLength(10);
   });
@@ -147,14 +170,21 @@ describe('nested frontend reads: statements per request', () => {
         }
       }
     }`;
-    type Facts = { entity: { facts: { edges: { node: { object: { key: string } } }[]; pageInfo: Record<string, string> } } };
-    const keys = (d: Record<string, unknown>) => (d as Facts).entity.facts.edges.map((e) => e.node.object.key);
+    type Facts = {
+      entity: { facts: { edges: { node: { object: { key: string } } }[]; pageInfo: Record<string, string> } };
+    };
+    const keys = (d: Record<string, unknown>) =>
+      (d as Facts).entity.facts.edges.map((e) => e.node.object.key);
     const p1 = await run(q, { ns: NS });
     const p2 = await run(q, { ns: NS, after: (p1.data as Facts).entity.facts.pageInfo.endCursor });
     expect(p2.statements).toBe(1);
     expect(keys(p2.data)).toHaveLength(5);
     expect(keys(p2.data).some((k) => keys(p1.data).includes(k))).toBe(false);
-    const back = await run(q, { ns: NS, before: (p2.data as Facts).entity.facts.pageInfo.startCursor, last: 5 });
+    const back = await run(q, {
+      ns: NS,
+      before: (p2.data as Facts).entity.facts.pageInfo.startCursor,
+      last: 5,
+    });
     expect(keys(back.data)).toEqual(keys(p1.data));
   });
 

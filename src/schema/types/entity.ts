@@ -48,7 +48,8 @@ builder.queryFields((t) => ({
     nullable: true,
     args: { namespace: t.arg.string({ required: true }), key: t.arg.string({ required: true }) },
     // The entity and the relations selected under it (facts → endpoints → facts…) in one statement.
-    resolve: (_root, args, ctx, info) => ctx.services.entities.get(args.namespace, args.key, entitySelection(info)),
+    resolve: (_root, args, ctx, info) =>
+      ctx.services.entities.get(args.namespace, args.key, entitySelection(info)),
   }),
   entities: t.field({
     type: EntityConnectionRef,
