@@ -13,7 +13,6 @@ import { errorFields } from './logger.js';
 import { observabilityPlugins } from './observability/plugins.js';
 import { schema } from './schema/index.js';
 import { securityPlugins } from './security/index.js';
-import { installPiiMasking } from './security/pii-masking.js';
 import type { AppDeps } from './services/request-scope.js';
 
 export type { Authenticate } from './auth/authenticate.js';
@@ -93,8 +92,8 @@ async function sameRights(
 
 export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
   const authenticate = options.authenticate ?? localAuthenticate;
-  // Every String/JSON output field masks PII for principals without `pii` (SECURITY.md).
-  const gatewaySchema = installPiiMasking(schema);
+  // PII is masked where results leave, for principals without `pii` (security/index.ts).
+  const gatewaySchema = schema;
   return createYoga<Record<string, unknown>, Context>({
     schema: gatewaySchema,
     graphqlEndpoint: '/graphql',

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { statementName } from '../observability/sql.js';
 import pgvector from 'pgvector';
 import { type Database, type QueryResult, type Queryable, toParam } from './database.js';
 
@@ -51,8 +53,11 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
   // … FORCE) is dropped by the pool and replaced on demand; without a listener its 'error' event
   // would be unhandled and end the process.
   pool.on('error', () => undefined);
+  const prepared = preparedNames();
   const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
-    const result = await q.query(sql, params ? params.map(toParam) : []);
+    const values = params ? params.map(toParam) : [];
+    const name = prepared(sql);
+    const result = await (name ? q.query({ name, text: sql, values }) : q.query(sql, values));
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 } satisfies QueryResult<R>;
   };
 
@@ -126,5 +131,36 @@ async function listenOn(
     stopped = true;
     if (timer) clearTimeout(timer);
     await (client as pg.Client | null)?.end().catch(() => undefined);
+  };
+}
+
+/** Read statements on the hot paths of graph reads: parsed once per connection, then only bound. */
+const PREPARED_STATEMENTS = new Set([
+  'nestedEntityRead',
+  'findEntitiesByKeys',
+  'findFactsByIds',
+  'findObservationsByIds',
+  'listEntities',
+  'factsOfEntities',
+  'countFactsOfEntities',
+]);
+
+/** At most this many distinct texts are prepared (each stays on every pooled connection). */
+const MAX_PREPARED = 256;
+
+/**
+ * The statement name for a hot read's text, or null to run it unnamed. The name is a digest
+ * of the text, so one name never stands for two texts; the set is bounded, as compiled nested
+ * reads vary with the selection.
+ */
+function preparedNames(): (sql: string) => string | null {
+  const names = new Map<string, string>();
+  return (sql) => {
+    const known = names.get(sql);
+    if (known) return known;
+    if (names.size >= MAX_PREPARED || !PREPARED_STATEMENTS.has(statementName(sql))) return null;
+    const name = `mg_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    names.set(sql, name);
+    return name;
   };
 }

@@ -1,10 +1,12 @@
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
+import type { Principal } from '../auth/principal.js';
+import { requestRecord } from '../auth/request-principal.js';
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
 import type { AppDeps } from '../services/request-scope.js';
 import { DEFAULT_LIMITS, useQueryLimits } from './limits.js';
 import { loadPersistedOperations, usePersistedOperations } from './persisted-operations.js';
-import { flushPiiAccess } from './pii-masking.js';
+import { flushPiiAccess, maskResultData, piiAuditSchema } from './pii-masking.js';
 import { useProductionHardening } from './production.js';
 
 /**
@@ -28,19 +30,31 @@ export function securityPlugins(deps: AppDeps): Plugin[] {
     }),
   );
   if (config.production) plugins.push(useProductionHardening());
-  plugins.push(usePiiAccessAudit(deps), useCodedHttpErrors(), useCodedErrors(), useParseErrorsAsBadRequest());
+  plugins.push(usePiiProtection(deps), useCodedHttpErrors(), useCodedErrors(), useParseErrorsAsBadRequest());
   return plugins;
 }
 
 /**
- * Writes the request's `pii_access` audit records after execution and before the response.
- * Fails closed: if the audit cannot be written, the unmasked data is not sent.
+ * PII on the way out (see pii-masking.ts). A principal without `pii` gets the result masked
+ * once, where it leaves; an audited `pii` principal runs on the schema copy whose text fields
+ * note what they serve, and the request's `pii_access` records are written after execution
+ * and before the response. Fails closed: if the audit cannot be written, the unmasked data is
+ * not sent.
  */
-export function usePiiAccessAudit(deps: Pick<AppDeps, 'db' | 'logger'>): Plugin {
+export function usePiiProtection(deps: Pick<AppDeps, 'db' | 'logger'>): Plugin {
+  const auditSchemas = new WeakMap<GraphQLSchema, GraphQLSchema>();
+  const auditSchemaOf = (schema: GraphQLSchema) => {
+    let audited = auditSchemas.get(schema);
+    if (!audited) {
+      audited = piiAuditSchema(schema);
+      auditSchemas.set(schema, audited);
+    }
+    return audited;
+  };
   /** Null when the audit is written; otherwise the result that replaces the unmasked one. */
-  const audit = async (contextValue: unknown, operation: string | null) => {
+  const audit = async (principal: Principal, operation: string | null) => {
     try {
-      await flushPiiAccess((contextValue as Context).principal, deps.db, operation);
+      await flushPiiAccess(principal, deps.db, operation);
       return null;
     } catch (error) {
       deps.logger.error('pii_access audit failed; response withheld', { error: String(error) });
@@ -56,25 +70,55 @@ export function usePiiAccessAudit(deps: Pick<AppDeps, 'db' | 'logger'>): Plugin 
   return {
     onExecute({ executeFn, setExecuteFn }) {
       setExecuteFn(async (args) => {
-        const result = await executeFn(args);
-        return (
-          (await audit(args.contextValue, args.operationName ?? operationNameOf(args.document))) ?? result
-        );
+        const principal = principalOf(args.contextValue);
+        if (!principal.pii) {
+          const result = await executeFn(args);
+          if (isSingleResult(result))
+            maskResultData(args.schema, args.document, args.operationName, result.data);
+          return result;
+        }
+        if (!requestRecord(principal)?.auditPii) return executeFn(args);
+        const result = await executeFn({ ...args, schema: auditSchemaOf(args.schema) });
+        return (await audit(principal, args.operationName ?? operationNameOf(args.document))) ?? result;
       });
     },
-    // A subscription serves data event by event: each event's PII is audited before it leaves.
-    onSubscribe: () => ({
-      onSubscribeResult: ({ args }) => ({
-        onNext: async ({ setResult }) => {
-          const withheld = await audit(
-            args.contextValue,
-            args.operationName ?? operationNameOf(args.document),
-          );
-          if (withheld) setResult(withheld);
+    onSubscribe({ subscribeFn, setSubscribeFn }) {
+      setSubscribeFn((args) => {
+        const principal = principalOf(args.contextValue);
+        const audited = principal.pii && requestRecord(principal)?.auditPii;
+        return subscribeFn(audited ? { ...args, schema: auditSchemaOf(args.schema) } : args);
+      });
+      return {
+        onSubscribeResult: ({ args }) => {
+          const principal = principalOf(args.contextValue);
+          if (!principal.pii) {
+            return {
+              onNext: ({ result }) => {
+                if (isSingleResult(result))
+                  maskResultData(args.schema, args.document, args.operationName, result.data);
+              },
+            };
+          }
+          if (!requestRecord(principal)?.auditPii) return undefined;
+          // A subscription serves data event by event: each event's PII is audited before it leaves.
+          return {
+            onNext: async ({ setResult }) => {
+              const withheld = await audit(principal, args.operationName ?? operationNameOf(args.document));
+              if (withheld) setResult(withheld);
+            },
+          };
         },
-      }),
-    }),
+      };
+    },
   };
+}
+
+function principalOf(context: unknown): Principal {
+  return (context as Context).principal;
+}
+
+function isSingleResult(result: unknown): result is { data?: Record<string, unknown> | null } {
+  return result !== null && typeof result === 'object' && !(Symbol.asyncIterator in result);
 }
 
 function operationNameOf(document: { definitions: readonly { kind: string; name?: { value: string } }[] }) {

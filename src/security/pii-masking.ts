@@ -1,10 +1,18 @@
+import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import {
-  type GraphQLField,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
   type GraphQLFieldResolver,
+  type GraphQLObjectType,
   type GraphQLOutputType,
   type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
   defaultFieldResolver,
   getNamedType,
+  isLeafType,
   isObjectType,
 } from 'graphql';
 import type { Principal } from '../auth/principal.js';
@@ -21,9 +29,10 @@ import { appendAuditEntries } from '../store/audit-trail-store.js';
  * - a principal with `pii` receives it unmasked, and the request leaves one `pii_access` audit
  *   record per namespace listing what was served.
  *
- * One choke point: every String and JSON output field of the schema is wrapped
- * (`installPiiMasking`), except pure identifiers (UNMASKED_FIELDS). New fields are covered
- * without anyone remembering to. Code that renders text which leaves the gateway by another
+ * One choke point, where values leave: every String and JSON value of a result is masked
+ * (`maskResultData`, walked along the operation), except pure identifiers (UNMASKED_FIELDS).
+ * New fields are covered without anyone remembering to. Audited `pii` principals run on a
+ * copy of the schema whose text fields note what they serve (`piiAuditSchema`). Code that renders text which leaves the gateway by another
  * road — LLM prompts, synthesized answers before they are returned — calls
  * `maskForPrincipal` / `maskJsonForPrincipal` itself.
  */
@@ -163,9 +172,7 @@ interface PiiServedSummary {
 }
 
 // -----------------------------------------------------------------------------------------
-// The GraphQL field layer
-
-const wrapped = new WeakSet<GraphQLField<unknown, unknown>>();
+// The GraphQL layer
 
 function isTextBearing(type: GraphQLOutputType): 'text' | 'json' | null {
   const named = getNamedType(type).name;
@@ -175,38 +182,127 @@ function isTextBearing(type: GraphQLOutputType): 'text' | 'json' | null {
 }
 
 /**
- * Wraps the resolver of every String / JSON output field (except UNMASKED_FIELDS) so that its
- * value passes `maskJsonForPrincipal` with the request's principal. Idempotent: a schema
- * shared by several gateways is wrapped once.
+ * Masks an execution result in place for a principal without `pii`: every String and JSON
+ * value the operation selected (except UNMASKED_FIELDS), walked once along the operation's
+ * selection set where the values leave the gateway. Resolvers stay unwrapped, so the
+ * principals who see everything pay nothing for the principals who see less.
  */
-export function installPiiMasking(schema: GraphQLSchema): GraphQLSchema {
-  for (const type of Object.values(schema.getTypeMap())) {
-    if (!isObjectType(type) || type.name.startsWith('__')) continue;
-    for (const field of Object.values(type.getFields()) as GraphQLField<unknown, unknown>[]) {
-      if (wrapped.has(field) || UNMASKED_FIELDS.has(field.name) || !isTextBearing(field.type)) continue;
-      field.resolve = maskingResolver(type.name, field.name, field.resolve ?? defaultFieldResolver);
-      wrapped.add(field);
-    }
-  }
-  return schema;
+export function maskResultData(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  data: Record<string, unknown> | null | undefined,
+): void {
+  if (!data) return;
+  const operation = document.definitions.find(
+    (d): d is OperationDefinitionNode =>
+      d.kind === Kind.OPERATION_DEFINITION && (!operationName || d.name?.value === operationName),
+  );
+  const root = operation ? schema.getRootType(operation.operation) : undefined;
+  if (!operation || !root) return;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions)
+    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  maskObject(schema, fragments, data, [root], [operation.selectionSet]);
 }
 
-function maskingResolver(
+function maskObject(
+  schema: GraphQLSchema,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  value: unknown,
+  types: readonly GraphQLObjectType[],
+  sets: readonly SelectionSetNode[],
+): void {
+  if (Array.isArray(value)) {
+    for (const item of value) maskObject(schema, fragments, item, types, sets);
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  const row = value as Record<string, unknown>;
+  for (const [key, nodes] of responseFields(sets, fragments)) {
+    const v = row[key];
+    if (v === null || v === undefined) continue;
+    // A response key of an abstract type may name different fields on different types
+    // (aliases): masked if any of them is text-bearing. Fail closed.
+    for (const name of new Set(nodes.map((n) => n.name.value))) {
+      for (const type of types) {
+        const field = type.getFields()[name];
+        if (!field) continue;
+        const named = getNamedType(field.type);
+        if (isLeafType(named)) {
+          if (!UNMASKED_FIELDS.has(name) && isTextBearing(field.type)) row[key] = maskLeaf(row[key]);
+          continue;
+        }
+        const subSets = nodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : []));
+        const subTypes = isObjectType(named) ? [named] : schema.getPossibleTypes(named);
+        maskObject(schema, fragments, v, subTypes, subSets);
+      }
+    }
+  }
+}
+
+function maskLeaf(value: unknown): unknown {
+  if (typeof value === 'string') return MAY_HOLD_PII.test(value) ? maskPii(value) : value;
+  return maskJson(value);
+}
+
+/** Field nodes by response key, through fragments and inline fragments (type conditions aside). */
+function responseFields(
+  sets: readonly SelectionSetNode[],
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+): Map<string, FieldNode[]> {
+  const out = new Map<string, FieldNode[]>();
+  const seen = new Set<string>();
+  const visit = (set: SelectionSetNode | undefined) => {
+    for (const s of set?.selections ?? []) {
+      if (s.kind === Kind.FIELD) {
+        const key = s.alias?.value ?? s.name.value;
+        out.set(key, [...(out.get(key) ?? []), s]);
+      } else if (s.kind === Kind.INLINE_FRAGMENT) visit(s.selectionSet);
+      else if (!seen.has(s.name.value)) {
+        seen.add(s.name.value);
+        visit(fragments.get(s.name.value)?.selectionSet);
+      }
+    }
+  };
+  for (const set of sets) visit(set);
+  return out;
+}
+
+/**
+ * A copy of the schema whose String / JSON fields (except UNMASKED_FIELDS) note what they
+ * serve, for principals with `pii` whose access is audited: the audit names the row (type,
+ * id, field) each value came from, which only the resolver knows. Only those requests run on
+ * it; everyone else runs on the unwrapped schema.
+ */
+export function piiAuditSchema(schema: GraphQLSchema): GraphQLSchema {
+  return mapSchema(schema, {
+    [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
+      if (typeName.startsWith('__') || UNMASKED_FIELDS.has(fieldName) || !isTextBearing(field.type))
+        return field;
+      return {
+        ...field,
+        resolve: auditingResolver(typeName, fieldName, field.resolve ?? defaultFieldResolver),
+      };
+    },
+  });
+}
+
+function auditingResolver(
   typeName: string,
   fieldName: string,
   resolve: GraphQLFieldResolver<unknown, unknown>,
 ): GraphQLFieldResolver<unknown, unknown> {
-  const guard = (value: unknown, source: unknown, context: unknown): unknown => {
+  const note = (value: unknown, source: unknown, context: unknown): unknown => {
     if (value === null || value === undefined) return value;
     const principal = (context as { principal?: Principal } | null)?.principal;
     // No principal means no rights: fail closed.
-    const viewer: Principal = principal ?? NOBODY;
-    return maskJsonForPrincipal(viewer, value, originOf(typeName, fieldName, source));
+    return maskJsonForPrincipal(principal ?? NOBODY, value, originOf(typeName, fieldName, source));
   };
   return (source, args, context, info) => {
     const value = resolve(source, args, context, info);
-    if (isPromiseLike(value)) return Promise.resolve(value).then((v) => guard(v, source, context));
-    return guard(value, source, context);
+    if (isPromiseLike(value)) return Promise.resolve(value).then((v) => note(v, source, context));
+    return note(value, source, context);
   };
 }
 

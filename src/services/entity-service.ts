@@ -13,7 +13,9 @@ import {
   upsertEntity,
 } from '../store/entity-store.js';
 import { type WritePayload, type WriteResult, rejected, toPayload, writeEach } from './batch.js';
-import { type Page, type PageArgs, decodeCursor, encodeCursor, pageWindow, toPage } from './pagination.js';
+import { type PageArgs, decodeCursor, encodeCursor, pageWindow, toPage } from './pagination.js';
+import type { LazyPage } from './graph-service.js';
+import { type EntitySelection, readEntityWithSelection } from './nested-read.js';
 import type { RequestScope } from './request-scope.js';
 import { schemaPolicyFor } from './schema-policy.js';
 import {
@@ -100,9 +102,11 @@ export class EntityService {
     return toPayload([...results, ...written]);
   }
 
-  async get(namespace: string, key: string): Promise<EntityRow | null> {
+  /** With the caller's selection, the entity and its selected relations come in one statement. */
+  async get(namespace: string, key: string, selection?: EntitySelection | null): Promise<EntityRow | null> {
     const ns = parseInput(namespaceSchema, namespace, 'namespace');
     assertCanRead(this.scope.principal, ns);
+    if (selection) return readEntityWithSelection(this.scope, ns, key, selection);
     return this.scope.loaders.entity.load(nsKey(ns, key));
   }
 
@@ -110,7 +114,7 @@ export class EntityService {
     namespace: string,
     filter: { kinds?: string[] | null; keyPrefix?: string | null },
     page: PageArgs,
-  ): Promise<Page<EntityRow>> {
+  ): Promise<LazyPage<EntityRow>> {
     const ns = parseInput(namespaceSchema, namespace, 'namespace');
     assertCanRead(this.scope.principal, ns);
     const { backwards, size } = pageWindow(page);
@@ -121,15 +125,12 @@ export class EntityService {
     // listing of people and projects should not drown in them, so they are shown only on request.
     const kinds = filter.kinds?.length ? filter.kinds : null;
     const listed = { ...filter, kinds, excludeKinds: kinds ? null : [...LISTED_ONLY_ON_REQUEST] };
-    const [rows, total] = await Promise.all([
-      listEntities(
-        this.scope.db,
-        ns,
-        { ...listed, afterKey: after, beforeKey: before, limit: size + 1, backwards },
-        vis,
-      ),
-      countEntities(this.scope.db, ns, listed, vis),
-    ]);
+    const rows = await listEntities(
+      this.scope.db,
+      ns,
+      { ...listed, afterKey: after, beforeKey: before, limit: size + 1, backwards },
+      vis,
+    );
     for (const row of rows) this.scope.loaders.entity.prime(nsKey(ns, row.key), row);
     const result = toPage(
       rows,
@@ -138,7 +139,8 @@ export class EntityService {
       (r) => encodeCursor([r.key]),
       Boolean(backwards ? before : after),
     );
-    return { ...result, totalCount: total };
+    // Counted only when the client selects totalCount: a count costs as much as the page.
+    return { ...result, countTotal: () => countEntities(this.scope.db, ns, listed, vis) };
   }
 }
 

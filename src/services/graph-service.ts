@@ -8,6 +8,7 @@ import type { FactRow } from '../store/fact-store.js';
 import {
   type Cursored,
   type Direction,
+  type EntityFactsQuery,
   type ObservationFilter,
   type TimeCursor,
   type TimelineKind,
@@ -18,6 +19,7 @@ import {
 } from '../store/graph-store.js';
 import type { ObservationRow } from '../store/observation-store.js';
 import { type Page, type PageArgs, decodeCursor, encodeCursor, pageWindow, toPage } from './pagination.js';
+import { prefetchedEndpoint, prefetchedFacts } from './prefetched.js';
 import type { RequestScope } from './request-scope.js';
 import { keySchema, namespaceSchema } from './validation.js';
 
@@ -163,33 +165,30 @@ export class GraphService {
   // ---------------------------------------------------------------- entity relations
 
   /** Facts the entity is an endpoint of, newest validFrom first, as of `asOf` (default now). */
-  entityFacts(
-    entity: EntityRow,
-    args: {
-      asOf?: Date | null;
-      predicates?: string[] | null;
-      direction?: Direction | null;
-      includeHistory?: boolean | null;
-    },
-    page: PageArgs,
-  ): Promise<LazyPage<FactRow>> {
+  entityFacts(entity: EntityRow, args: EntityFactsArgs, page: PageArgs): Promise<LazyPage<FactRow>> {
     assertCanRead(this.scope.principal, entity.namespace);
-    const a = parseInput(entityFactsArgs, args, 'facts arguments');
-    const { backwards, size, cursor } = timeWindow(page);
-    const filter = {
-      asOf: a.asOf ?? null,
-      predicates: a.predicates,
-      direction: a.direction ?? 'BOTH',
-      includeHistory: a.includeHistory ?? false,
-    };
+    const { filter, query } = entityFactsQuery(args, page);
     const key = nsKey(entity.namespace, entity.key);
-    return this.loaders.graph
-      .entityFacts({ ...filter, limit: size + 1, cursor, backwards })
-      .load(key)
-      .then((rows) => ({
-        ...toPage(rows, size, backwards, (r) => timeCursor(r.cursorTs, r.factId), cursor !== null),
-        countTotal: () => this.loaders.graph.entityFactCount(filter).load(key),
-      }));
+    // A nested read may have fetched this very page with its parent (one statement per request).
+    const prefetched = prefetchedFacts(entity, query);
+    const rows = prefetched ? Promise.resolve(prefetched) : this.loaders.graph.entityFacts(query).load(key);
+    return rows.then((found) => ({
+      ...toPage(
+        found,
+        query.limit - 1,
+        query.backwards,
+        (r) => timeCursor(r.cursorTs, r.factId),
+        query.cursor !== null,
+      ),
+      countTotal: () => this.loaders.graph.entityFactCount(filter).load(key),
+    }));
+  }
+
+  /** A fact's endpoint: from the nested read that fetched the fact, else through the loader. */
+  async factEndpoint(fact: FactRow, side: 'subject' | 'object'): Promise<EntityRow | null> {
+    const prefetched = prefetchedEndpoint(fact, side);
+    if (prefetched !== undefined) return prefetched;
+    return this.loaders.entity.load(nsKey(fact.namespace, fact[side]));
   }
 
   /** Entities up to `hops` (1–2) away, nearest first, each with the fact it was reached through. */
@@ -408,6 +407,29 @@ export class GraphService {
 // ------------------------------------------------------------------ cursors
 
 /** first/last and the decoded time cursor of a newest-first page. */
+export interface EntityFactsArgs {
+  asOf?: Date | null;
+  predicates?: string[] | null;
+  direction?: Direction | null;
+  includeHistory?: boolean | null;
+}
+
+/** The validated arguments of Entity.facts as the statement takes them; throws on bad input. */
+export function entityFactsQuery(
+  args: EntityFactsArgs,
+  page: PageArgs,
+): { filter: Omit<EntityFactsQuery, 'limit' | 'cursor' | 'backwards'>; query: EntityFactsQuery } {
+  const a = parseInput(entityFactsArgs, args, 'facts arguments');
+  const { backwards, size, cursor } = timeWindow(page);
+  const filter = {
+    asOf: a.asOf ?? null,
+    predicates: a.predicates,
+    direction: a.direction ?? 'BOTH',
+    includeHistory: a.includeHistory ?? false,
+  };
+  return { filter, query: { ...filter, limit: size + 1, cursor, backwards } };
+}
+
 function timeWindow(page: PageArgs): { backwards: boolean; size: number; cursor: TimeCursor | null } {
   const { backwards, size } = pageWindow(page);
   const raw = backwards ? page.before : page.after;

@@ -56,17 +56,47 @@ export interface EntityFactsQuery {
   backwards: boolean;
 }
 
-function entityFactsSql(q: Pick<EntityFactsQuery, 'includeHistory' | 'backwards'>, count: boolean): string {
-  const time = q.includeHistory ? historyUntil('$4') : liveAt('$4');
-  const order = q.backwards ? 'ASC' : 'DESC';
+/** Placeholders (or SQL expressions) one side of an entity's facts is filtered by. */
+export interface EntityFactsParams {
+  namespace: string;
+  /** The entity key the facts must touch (a column or placeholder). */
+  parentKey: string;
+  predicates: string;
+  asOf: string;
+  scopes: string;
+  /** Keyset cursor placeholders; absent for counts. */
+  cursor?: { micros: string; id: string };
+}
+
+/**
+ * The WHERE of one side (`subject` or `object`) of an entity's facts: namespace, predicates,
+ * time (live at asOf, or history), visibility with both endpoints, and the keyset cursor. A
+ * self-loop is listed once, on its subject side. Shared by the batched loader statement and
+ * the nested-read compiler, so both filter alike.
+ */
+export function entityFactsWhere(
+  side: 'subject' | 'object',
+  q: Pick<EntityFactsQuery, 'includeHistory' | 'backwards'>,
+  p: EntityFactsParams,
+): string {
+  const time = q.includeHistory ? historyUntil(p.asOf) : liveAt(p.asOf);
   const cmp = q.backwards ? '>' : '<';
-  const cursor = count
-    ? 'true'
-    : `($7::text IS NULL OR (f.valid_from, f.fact_id) ${cmp} (${fromMicros('$7')}, $8::text))`;
+  const cursor = p.cursor
+    ? `(${p.cursor.micros}::text IS NULL OR (f.valid_from, f.fact_id) ${cmp} (${fromMicros(p.cursor.micros)}, ${p.cursor.id}::text))`
+    : 'true';
+  const selfLoop = side === 'object' ? `AND f.subject <> ${p.parentKey}` : '';
+  return `f.namespace = ${p.namespace} AND f.${side} = ${p.parentKey} ${selfLoop}
+          AND ${predicatesMatch(p.predicates)} AND ${time} AND ${factVisibleTo('f', p.scopes)} AND ${cursor}`;
+}
+
+/** The exact microsecond sort key of a fact as text (what its cursor carries). */
+export const factCursorMicros = (alias: string) => micros(`${alias}.valid_from`);
+
+function entityFactsSql(q: Pick<EntityFactsQuery, 'includeHistory' | 'backwards'>, count: boolean): string {
+  const order = q.backwards ? 'ASC' : 'DESC';
+  const params = { namespace: '$1', parentKey: 'k.key', predicates: '$3', asOf: '$4', scopes: '$5' };
   const branch = (side: 'subject' | 'object', enabled: string) => {
-    const selfLoop = side === 'object' ? 'AND f.subject <> k.key' : '';
-    const where = `${enabled} AND f.namespace = $1 AND f.${side} = k.key ${selfLoop}
-          AND ${predicatesMatch('$3')} AND ${time} AND ${factVisibleTo('f', '$5')} AND ${cursor}`;
+    const where = `${enabled} AND ${entityFactsWhere(side, q, count ? params : { ...params, cursor: { micros: '$7', id: '$8' } })}`;
     return count
       ? `(SELECT count(*) FROM facts f WHERE ${where})`
       : `(SELECT ${FACT_COLUMNS}, ${micros('f.valid_from')} AS "cursorTs" FROM facts f

@@ -1,6 +1,8 @@
 import type { EntityRow } from '../../store/entity-store.js';
-import type { Page } from '../../services/pagination.js';
+import type { LazyPage } from '../../services/graph-service.js';
 import { builder } from '../builder.js';
+import { entitySelection } from '../entity-selection.js';
+import { lazyTotal } from './connection-helpers.js';
 import { EntityInputRef } from './entity-input.js';
 import { OriginEnum } from './enums.js';
 import { loadNodes } from './node-loading.js';
@@ -34,7 +36,7 @@ export const EntityConnectionRef = builder.connectionObject(
     type: EntityRef,
     name: 'EntityConnection',
     fields: (t) => ({
-      totalCount: t.int({ nullable: true, resolve: (c) => (c as Page<EntityRow>).totalCount ?? null }),
+      totalCount: t.int({ nullable: true, resolve: (c) => lazyTotal(c as LazyPage<EntityRow>) }),
     }),
   },
   { name: 'EntityEdge' },
@@ -45,7 +47,9 @@ builder.queryFields((t) => ({
     type: EntityRef,
     nullable: true,
     args: { namespace: t.arg.string({ required: true }), key: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => ctx.services.entities.get(args.namespace, args.key),
+    // The entity and the relations selected under it (facts → endpoints → facts…) in one statement.
+    resolve: (_root, args, ctx, info) =>
+      ctx.services.entities.get(args.namespace, args.key, entitySelection(info)),
   }),
   entities: t.field({
     type: EntityConnectionRef,

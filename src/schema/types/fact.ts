@@ -20,13 +20,13 @@ builder.node(FactRef, {
     subject: t.field({
       type: EntityRef,
       resolve: async (f, _a, ctx) =>
-        placeholderIfMissing(f, f.subject, await ctx.loaders.entity.load(nsKey(f.namespace, f.subject))),
+        placeholderIfMissing(f, f.subject, await ctx.services.graph.factEndpoint(f, 'subject')),
     }),
     predicate: t.exposeString('predicate'),
     object: t.field({
       type: EntityRef,
       resolve: async (f, _a, ctx) =>
-        placeholderIfMissing(f, f.object, await ctx.loaders.entity.load(nsKey(f.namespace, f.object))),
+        placeholderIfMissing(f, f.object, await ctx.services.graph.factEndpoint(f, 'object')),
     }),
     validFrom: t.field({ type: 'DateTime', resolve: (f) => f.validFrom }),
     validTo: t.field({ type: 'DateTime', nullable: true, resolve: (f) => f.validTo }),

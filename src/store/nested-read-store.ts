@@ -1,0 +1,260 @@
+import type { Queryable } from '../db/database.js';
+import type { EntityRow } from './entity-store.js';
+import type { FactRow } from './fact-store.js';
+import { type Cursored, type EntityFactsQuery, entityFactsWhere, factCursorMicros } from './graph-store.js';
+import { visibleTo } from './visibility.js';
+
+/**
+ * Nested graph reads compiled into one statement: an entity (or a list of keys), its facts
+ * page, each fact's endpoints, their facts… as nested correlated subqueries that each build
+ * JSON (`json_build_object` / `json_agg`). Each level filters exactly as the batched loader
+ * statements do (`entityFactsWhere`: namespace, time, predicates, cursor, and the fact
+ * visible with both endpoints) and each entity carries `visibleTo`; only the columns the
+ * caller selected are built.
+ */
+
+/** Entity columns a nested read may select, by the row model's property. */
+const ENTITY_COLUMN_SQL = {
+  kind: 'kind',
+  title: 'title',
+  attributes: 'attributes',
+  scopes: 'scopes',
+  visibility: 'visibility',
+  sourcePath: 'source_path',
+  confidence: 'confidence',
+  origin: 'origin',
+  placeholder: 'placeholder',
+  stale: 'stale',
+  aliases: 'aliases',
+  lastSeen: 'last_seen',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+} as const satisfies Partial<Record<keyof EntityRow, string>>;
+
+/** Fact columns a nested read may select (namespace, ids and endpoints always come). */
+const FACT_COLUMN_SQL = {
+  predicate: 'predicate',
+  validFrom: 'valid_from',
+  validTo: 'valid_to',
+  recordedAt: 'recorded_at',
+  evidence: 'evidence',
+  confidence: 'confidence',
+  status: 'status',
+  conflict: 'conflict',
+  conflictsWith: 'conflicts_with',
+  supersedes: 'supersedes',
+  supersededBy: 'superseded_by',
+  observationIds: 'observation_ids',
+  sourcePath: 'source_path',
+  scopes: 'scopes',
+  visibility: 'visibility',
+  attributes: 'attributes',
+  statusReason: 'status_reason',
+} as const satisfies Partial<Record<keyof FactRow, string>>;
+
+export type EntityColumn = keyof typeof ENTITY_COLUMN_SQL;
+export type FactColumn = keyof typeof FACT_COLUMN_SQL;
+export const ENTITY_COLUMNS_ALL = Object.keys(ENTITY_COLUMN_SQL) as EntityColumn[];
+export const FACT_COLUMNS_ALL = Object.keys(FACT_COLUMN_SQL) as FactColumn[];
+
+/** What to read of an entity: its columns and, optionally, one page of its facts. */
+export interface EntityTreeShape {
+  columns: readonly EntityColumn[];
+  facts: FactTreeShape | null;
+}
+
+export interface FactTreeShape {
+  query: EntityFactsQuery;
+  columns: readonly FactColumn[];
+  subject: EntityTreeShape | null;
+  object: EntityTreeShape | null;
+}
+
+/** An entity as read, with its facts page when the shape asked for one. */
+export interface EntityTree {
+  row: EntityRow;
+  facts: FactTree[] | null;
+}
+
+/** A fact as read; `subject`/`object` are present when asked for (null: not visible). */
+export interface FactTree {
+  row: Cursored<FactRow>;
+  subject?: EntityTree | null;
+  object?: EntityTree | null;
+}
+
+class Placeholders {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+interface Compile {
+  params: Placeholders;
+  namespace: string;
+  scopes: string;
+  aliases: number;
+}
+
+function entityJson(alias: string, shape: EntityTreeShape, c: Compile): string {
+  const pairs = [
+    `'key', ${alias}.key`,
+    `'pii', ${alias}.pii`,
+    `'piiCategories', ${alias}.pii_categories`,
+    ...shape.columns.map((col) => `'${col}', ${alias}.${ENTITY_COLUMN_SQL[col]}`),
+  ];
+  if (shape.facts) pairs.push(`'facts', ${factsJson(alias, shape.facts, c)}`);
+  return `json_build_object(${pairs.join(', ')})`;
+}
+
+function endpointJson(factAlias: string, side: 'subject' | 'object', shape: EntityTreeShape, c: Compile) {
+  const e = `e${++c.aliases}`;
+  return `(SELECT ${entityJson(e, shape, c)} FROM entities ${e}
+    WHERE ${e}.namespace = ${c.namespace} AND ${e}.key = ${factAlias}.${side} AND ${visibleTo(e, c.scopes)})`;
+}
+
+/** One page of the parent's facts, newest first, as a JSON array. */
+function factsJson(parent: string, shape: FactTreeShape, c: Compile): string {
+  const q = shape.query;
+  const u = `u${++c.aliases}`;
+  const order = q.backwards ? 'ASC' : 'DESC';
+  const limit = c.params.add(q.limit);
+  const params = {
+    namespace: c.namespace,
+    parentKey: `${parent}.key`,
+    predicates: c.params.add(q.predicates),
+    asOf: c.params.add(q.asOf),
+    scopes: c.scopes,
+    cursor: { micros: c.params.add(q.cursor?.micros ?? null), id: c.params.add(q.cursor?.id ?? null) },
+  };
+  const raw = [
+    'namespace',
+    'fact_id',
+    'subject',
+    'object',
+    'valid_from',
+    ...shape.columns.map((col) => FACT_COLUMN_SQL[col]),
+  ];
+  const select = [...new Set(raw)].map((col) => `f.${col}`).join(', ');
+  const sides = (
+    q.direction === 'OUT' ? ['subject'] : q.direction === 'IN' ? ['object'] : ['subject', 'object']
+  ) as ('subject' | 'object')[];
+  const branches = sides.map(
+    (side) => `(SELECT ${select} FROM facts f WHERE ${entityFactsWhere(side, q, params)}
+      ORDER BY f.valid_from ${order}, f.fact_id ${order} LIMIT ${limit})`,
+  );
+  const pairs = [
+    `'factId', ${u}.fact_id`,
+    `'subject', ${u}.subject`,
+    `'object', ${u}.object`,
+    `'cursorTs', ${factCursorMicros(u)}`,
+    ...shape.columns.map((col) => `'${col}', ${u}.${FACT_COLUMN_SQL[col]}`),
+  ];
+  if (shape.subject) pairs.push(`'subjectEntity', ${endpointJson(u, 'subject', shape.subject, c)}`);
+  if (shape.object) pairs.push(`'objectEntity', ${endpointJson(u, 'object', shape.object, c)}`);
+  return `(SELECT coalesce(json_agg(json_build_object(${pairs.join(', ')})
+      ORDER BY ${u}.valid_from DESC, ${u}.fact_id DESC), '[]'::json)
+    FROM (SELECT * FROM (${branches.join(' UNION ALL ')}) b
+          ORDER BY b.valid_from ${order}, b.fact_id ${order} LIMIT ${limit}) ${u})`;
+}
+
+/** The entities with these keys (visible ones only, in no particular order), read to `shape`. */
+export async function readEntityTrees(
+  q: Queryable,
+  namespace: string,
+  keys: readonly string[],
+  shape: EntityTreeShape,
+  visibleScopes: string[] | null,
+): Promise<EntityTree[]> {
+  const params = new Placeholders();
+  const c: Compile = {
+    params,
+    namespace: params.add(namespace),
+    scopes: params.add(visibleScopes),
+    aliases: 0,
+  };
+  const keysParam = params.add(keys);
+  const { rows } = await q.query<{ tree: EntityJson }>(
+    `/* nestedEntityRead */
+     SELECT ${entityJson('e0', shape, c)} AS tree FROM entities e0
+     WHERE e0.namespace = ${c.namespace} AND e0.key = ANY(${keysParam}::text[]) AND ${visibleTo('e0', c.scopes)}`,
+    params.values,
+  );
+  return rows.map((r) => entityTree(namespace, r.tree));
+}
+
+// ------------------------------------------------------------------ JSON → row models
+
+type EntityJson = Record<string, unknown> & { key: string; facts?: FactJson[] };
+type FactJson = Record<string, unknown> & {
+  factId: string;
+  subject: string;
+  object: string;
+  cursorTs: string;
+  subjectEntity?: EntityJson | null;
+  objectEntity?: EntityJson | null;
+};
+
+const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);
+
+/**
+ * A row from its JSON. Columns the shape did not select keep neutral values: only the fields
+ * the caller selected are resolved from them (the shape is built from that selection).
+ */
+function entityTree(namespace: string, j: EntityJson): EntityTree {
+  const row: EntityRow = {
+    namespace,
+    key: j.key,
+    kind: (j.kind as string) ?? '',
+    title: (j.title as string) ?? '',
+    attributes: (j.attributes as Record<string, unknown>) ?? {},
+    scopes: (j.scopes as string[]) ?? [],
+    visibility: (j.visibility as string[]) ?? [],
+    sourcePath: (j.sourcePath as string | null) ?? null,
+    confidence: (j.confidence as number | null) ?? null,
+    origin: (j.origin as EntityRow['origin']) ?? 'AGENT',
+    placeholder: (j.placeholder as boolean) ?? false,
+    stale: (j.stale as boolean) ?? false,
+    aliases: (j.aliases as string[]) ?? [],
+    pii: j.pii === true,
+    piiCategories: (j.piiCategories as string[]) ?? [],
+    lastSeen: date(j.lastSeen),
+    createdAt: date(j.createdAt) ?? new Date(0),
+    updatedAt: date(j.updatedAt) ?? new Date(0),
+  };
+  return { row, facts: j.facts ? j.facts.map((f) => factTree(namespace, f)) : null };
+}
+
+function factTree(namespace: string, j: FactJson): FactTree {
+  const row: Cursored<FactRow> = {
+    namespace,
+    factId: j.factId,
+    subject: j.subject,
+    predicate: (j.predicate as string) ?? '',
+    object: j.object,
+    validFrom: date(j.validFrom) ?? new Date(0),
+    validTo: date(j.validTo),
+    recordedAt: date(j.recordedAt) ?? new Date(0),
+    evidence: (j.evidence as FactRow['evidence']) ?? 'ASSERTED',
+    confidence: (j.confidence as number) ?? 0,
+    status: (j.status as FactRow['status']) ?? 'ACTIVE',
+    conflict: (j.conflict as boolean) ?? false,
+    conflictsWith: (j.conflictsWith as string[]) ?? [],
+    supersedes: (j.supersedes as string | null) ?? null,
+    supersededBy: (j.supersededBy as string | null) ?? null,
+    observationIds: (j.observationIds as string[]) ?? [],
+    sourcePath: (j.sourcePath as string | null) ?? null,
+    scopes: (j.scopes as string[]) ?? [],
+    visibility: (j.visibility as string[]) ?? [],
+    attributes: (j.attributes as Record<string, unknown>) ?? {},
+    statusReason: (j.statusReason as string | null) ?? null,
+    parent: '',
+    cursorTs: j.cursorTs,
+  };
+  const tree: FactTree = { row };
+  if ('subjectEntity' in j) tree.subject = j.subjectEntity ? entityTree(namespace, j.subjectEntity) : null;
+  if ('objectEntity' in j) tree.object = j.objectEntity ? entityTree(namespace, j.objectEntity) : null;
+  return tree;
+}
