@@ -142,7 +142,7 @@ function planKey(state: EntityState | undefined, writes: readonly EntityWrite[])
         confidence: w.confidence ?? target.confidence,
         pii: target.pii || w.pii,
         piiCategories: unionSorted(target.piiCategories, w.piiCategories),
-        lastSeen: w.validFrom > target.lastSeen ? w.validFrom : target.lastSeen,
+        lastSeen: later(w.validFrom, target.lastSeen),
       });
     } else {
       plan.update = {
@@ -175,4 +175,8 @@ function planKey(state: EntityState | undefined, writes: readonly EntityWrite[])
 
 function versionOf(w: EntityWrite, attributes: Record<string, unknown>): EntityVersionRow {
   return { key: w.key, validFrom: w.validFrom, title: w.title, attributes, observationId: w.observationId };
+}
+
+function later(a: Date, b: Date): Date {
+  return a.getTime() > b.getTime() ? a : b;
 }
