@@ -164,6 +164,7 @@ export function renderMarkdown(r: BenchResult): string {
           'batch p95 ms',
           'gateway CPU ms/item',
           'SQL stmts/batch',
+          '÷ hand-written floor',
           'rejected',
         ],
         r.ingest.map((f) => [
@@ -175,6 +176,7 @@ export function renderMarkdown(r: BenchResult): string {
           ms(f.batchMs.p95),
           ms(f.cpuMsPerItem),
           f.statementsPerBatch ?? '–',
+          f.floor ? `${f.floor.ratio.toFixed(2)}× (floor ${int(f.floor.perSec)}/s)` : '–',
           f.rejected ? `${f.rejected}: ${f.firstRejection ?? ''}` : 0,
         ]),
       ),

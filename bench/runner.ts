@@ -119,6 +119,8 @@ export interface IngestFigure {
   /** Gateway-process CPU time per item (PGlite: database included). */
   cpuMsPerItem: number;
   derived?: { unit: string; count: number; perSec: number };
+  /** The same rows inserted by hand (multi-row INSERTs): their rate, and perSec ÷ that rate. */
+  floor?: { perSec: number; ratio: number };
 }
 
 export interface BenchResult {
@@ -550,6 +552,7 @@ async function runIngest(
   const times: number[] = [];
   const rates: number[] = [];
   const statements: number[] = [];
+  const floorMs: number[] = [];
   let items = 0;
   let rejected = 0;
   let firstRejection: string | undefined;
@@ -573,6 +576,7 @@ async function runIngest(
     times.push(ms);
     rates.push((batch.items / ms) * 1000);
     items += batch.items;
+    if (scenario.floor) floorMs.push(await scenario.floor(ctx, b));
   }
   const total = times.reduce((a, b) => a + b, 0);
   const cpuMs = (await ctx.gateway.memory()).cpuMs - cpuBefore;
@@ -593,9 +597,17 @@ async function runIngest(
     cpuMsPerItem: cpuMs / Math.max(1, items),
     ...(derivedCount ? { derived: { ...derivedCount, perSec: (derivedCount.count / total) * 1000 } } : {}),
   };
+  const floorTotal = floorMs.reduce((a, b) => a + b, 0);
+  if (floorMs.length > 0 && Number.isFinite(floorTotal) && floorTotal > 0) {
+    const perSec = (items / floorTotal) * 1000;
+    figure.floor = { perSec, ratio: figure.perSec / perSec };
+  }
   log(
     `  ${scenario.name}: ${figure.perSec.toFixed(0)} ${scenario.unit}/s` +
       (figure.derived ? ` (${figure.derived.perSec.toFixed(0)} ${figure.derived.unit}/s)` : '') +
+      (figure.floor
+        ? `, ${figure.floor.ratio.toFixed(2)}× the hand-written floor (${figure.floor.perSec.toFixed(0)}/s)`
+        : '') +
       (rejected ? `, ${rejected} rejected (${firstRejection})` : ''),
   );
   return figure;

@@ -3,6 +3,7 @@
  * namespace of their own so the read dataset stays the same for every read scenario.
  */
 import { EPOCH, type Dataset } from '../generate.js';
+import { observationFloorMs } from './ingest-floor.js';
 import { INGEST_NAMESPACE, type IngestScenario } from './types.js';
 
 const RESULT = 'accepted rejected results { status code message }';
@@ -66,6 +67,7 @@ export const ingestObservations: IngestScenario = {
   kind: 'ingest',
   name: 'recordObservations',
   title: 'recordObservations (plain)',
+  floor: (ctx, b) => observationFloorMs(ctx, `p-${b}-`),
   unit: 'observations',
   document: RECORD,
   batch: (ds, b, size) => ({

@@ -50,6 +50,8 @@ export interface IngestScenario {
   batch(ds: Dataset, b: number, size: number): IngestBatch;
   /** Rows the batches produced that are worth a rate of their own (chunks of documents). */
   derived?(ctx: ScenarioContext): Promise<{ unit: string; count: number } | null>;
+  /** The same rows as batch `b` inserted by hand (see ingest-floor.ts): milliseconds, NaN when none. */
+  floor?(ctx: ScenarioContext, b: number): Promise<number>;
 }
 
 export type Scenario = ReadScenario | IngestScenario;

@@ -70,20 +70,56 @@ export async function writeEach<T>(
   onUnexpected: (error: unknown) => void,
 ): Promise<WriteResult[]> {
   if (items.length === 0) return [];
-  return db.transaction(name, async (tx) => {
-    const results: WriteResult[] = [];
-    for (const { index, value } of items) {
-      await tx.query('SAVEPOINT item');
-      try {
-        results.push(await write(tx, value, index));
-        await tx.query('RELEASE SAVEPOINT item');
-      } catch (error) {
-        await tx.query('ROLLBACK TO SAVEPOINT item');
-        results.push(rejectionFor(index, error, onUnexpected));
-      }
+  return db.transaction(name, (tx) => writeItems(tx, items, write, onUnexpected));
+}
+
+/** The per-item loop of `writeEach`, inside a transaction the caller holds. */
+export async function writeItems<T>(
+  tx: Queryable,
+  items: readonly { index: number; value: T }[],
+  write: (tx: Queryable, value: T, index: number) => Promise<WriteResult>,
+  onUnexpected: (error: unknown) => void,
+): Promise<WriteResult[]> {
+  const results: WriteResult[] = [];
+  for (const { index, value } of items) {
+    await tx.query('SAVEPOINT item');
+    try {
+      results.push(await write(tx, value, index));
+      await tx.query('RELEASE SAVEPOINT item');
+    } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT item');
+      results.push(rejectionFor(index, error, onUnexpected));
     }
-    return results;
-  });
+  }
+  return results;
+}
+
+/**
+ * A set-based write of many items under one savepoint. `bulk` answers every item or marks some
+ * for the one-by-one path (null); if it throws, everything it wrote is rolled back and every
+ * item takes the one-by-one path, so a bad row never costs the others.
+ */
+export async function writeSetBased<T>(
+  tx: Queryable,
+  items: readonly { index: number; value: T }[],
+  bulk: (tx: Queryable, items: readonly { index: number; value: T }[]) => Promise<(WriteResult | null)[]>,
+  one: (tx: Queryable, value: T, index: number) => Promise<WriteResult>,
+  onUnexpected: (error: unknown) => void,
+): Promise<WriteResult[]> {
+  if (items.length === 0) return [];
+  await tx.query('SAVEPOINT batch');
+  let answers: (WriteResult | null)[];
+  try {
+    answers = await bulk(tx, items);
+    await tx.query('RELEASE SAVEPOINT batch');
+  } catch (error) {
+    await tx.query('ROLLBACK TO SAVEPOINT batch');
+    onUnexpected(error);
+    return writeItems(tx, items, one, onUnexpected);
+  }
+  const done = answers.filter((a): a is WriteResult => a !== null);
+  const rest = items.filter((_, i) => answers[i] === null);
+  return [...done, ...(await writeItems(tx, rest, one, onUnexpected))];
 }
 
 /** Expected errors keep their code and message; anything else is masked as INTERNAL. */

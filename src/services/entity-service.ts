@@ -12,7 +12,16 @@ import {
   listEntities,
   upsertEntity,
 } from '../store/entity-store.js';
-import { type WritePayload, type WriteResult, rejected, toPayload, writeEach } from './batch.js';
+import {
+  type WritePayload,
+  type WriteResult,
+  rejected,
+  rejectionFor,
+  toPayload,
+  writeItems,
+  writeSetBased,
+} from './batch.js';
+import { upsertEntityBatch } from './entity-batch.js';
 import { type PageArgs, decodeCursor, encodeCursor, pageWindow, toPage } from './pagination.js';
 import type { LazyPage } from './graph-service.js';
 import { type EntitySelection, readEntityWithSelection } from './nested-read.js';
@@ -65,40 +74,61 @@ export class EntityService {
       else results.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error), keyOf(raw)));
     });
     const now = new Date();
-    const written = await writeEach(
-      this.scope.db,
-      'upsertEntities',
-      valid,
-      async (tx, e, index) => {
-        await schemaPolicyFor(this.scope).assertEntity(tx, ns, {
-          kind: e.kind,
-          key: e.key,
-          attributes: e.attributes,
-        });
-        const status = await upsertVisibleEntity(
-          tx,
-          ns,
-          {
-            key: e.key,
-            kind: e.kind,
-            title: e.title ?? e.key,
-            attributes: e.attributes ?? null,
-            validFrom: e.validFrom ?? now,
-            scopes: e.scopes ?? [],
-            visibility: visibilityScopes(e.scopes ?? []),
-            sourcePath: e.sourcePath ?? null,
-            confidence: e.confidence ?? null,
-            origin: 'AGENT',
-            pii: false,
-            piiCategories: [],
-            observationId: null,
-          },
-          visibilityParam(this.scope.principal),
-        );
-        return { index, status, key: e.key, id: globalId('Entity', ns, e.key) };
-      },
-      (error) => this.scope.deps.logger.error('upsertEntities item failed', { error: String(error) }),
-    );
+    const vis = visibilityParam(this.scope.principal);
+    const policy = schemaPolicyFor(this.scope);
+    const writeOf = (e: EntityInput): EntityWrite => ({
+      key: e.key,
+      kind: e.kind,
+      title: e.title ?? e.key,
+      attributes: e.attributes ?? null,
+      validFrom: e.validFrom ?? now,
+      scopes: e.scopes ?? [],
+      visibility: visibilityScopes(e.scopes ?? []),
+      sourcePath: e.sourcePath ?? null,
+      confidence: e.confidence ?? null,
+      origin: 'AGENT',
+      pii: false,
+      piiCategories: [],
+      observationId: null,
+    });
+    const answer = (index: number, key: string, status: WriteResult['status']): WriteResult => ({
+      index,
+      status,
+      key,
+      id: globalId('Entity', ns, key),
+    });
+    const one = async (tx: Queryable, e: EntityInput, index: number) => {
+      await policy.assertEntity(tx, ns, { kind: e.kind, key: e.key, attributes: e.attributes });
+      return answer(index, e.key, await upsertVisibleEntity(tx, ns, writeOf(e), vis));
+    };
+    const onUnexpected = (error: unknown) =>
+      this.scope.deps.logger.error('upsertEntities item failed', { error: String(error) });
+    const written = valid.length
+      ? await this.scope.db.transaction('upsertEntities', async (tx) => {
+          // Strict mode checks each entity against its stored attributes: one by one.
+          if ((await policy.schemaFor(tx, ns)).strict) return writeItems(tx, valid, one, onUnexpected);
+          return writeSetBased(
+            tx,
+            valid,
+            async (q, items) => {
+              const statuses = await upsertEntityBatch(
+                q,
+                ns,
+                items.map((i) => writeOf(i.value)),
+                vis,
+              );
+              return items.map(({ index, value }, n) => {
+                const status = statuses[n]!;
+                if (status === 'RETRY') return null;
+                if (status === 'HIDDEN') return rejectionFor(index, keyUnavailable(), onUnexpected);
+                return answer(index, value.key, status);
+              });
+            },
+            one,
+            onUnexpected,
+          );
+        })
+      : [];
     return toPayload([...results, ...written]);
   }
 

@@ -3,11 +3,15 @@ import { assertCanWrite } from '../auth/principal.js';
 import type { Queryable } from '../db/database.js';
 import { EVIDENCE_CLASSES, type FactSupport, reinforce } from '../domain/evidence.js';
 import { factId as computeFactId } from '../domain/ids.js';
-import { badInput, conflict, keyUnavailable, notFound, parseInput } from '../errors.js';
+import { type MemgateError, badInput, conflict, keyUnavailable, notFound, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
 import { visibilityParam } from '../auth/principal.js';
 import { ensurePlaceholders, mergeAttributes } from '../store/entity-store.js';
 import {
+  type EvidenceClass,
+  type FactReinforcement,
+  type FactRow,
+  type FactWrite,
   closeSuperseded,
   dropConflictReferences,
   existingFactIds,
@@ -21,7 +25,17 @@ import {
   retractFactRow,
 } from '../store/fact-store.js';
 import { findExistingObservationIds } from '../store/observation-store.js';
-import { type WritePayload, type WriteResult, rejected, toPayload, writeEach } from './batch.js';
+import {
+  type WritePayload,
+  type WriteResult,
+  rejected,
+  rejectionFor,
+  toPayload,
+  writeEach,
+  writeItems,
+  writeSetBased,
+} from './batch.js';
+import { writeFactBatch } from './fact-batch.js';
 import { MAX_BATCH } from './entity-service.js';
 import type { RequestScope } from './request-scope.js';
 import { type SchemaPolicy, schemaPolicyFor } from './schema-policy.js';
@@ -126,16 +140,9 @@ export async function writeFact(
   input: FactInput,
   ctx: FactWriteContext,
 ): Promise<FactWriteOutcome> {
-  const validFrom = input.validFrom ?? ctx.defaultValidFrom;
-  const validTo = input.validTo ?? null;
-  if (validTo && validTo.getTime() <= validFrom.getTime()) {
-    throw badInput(
-      `validTo (${validTo.toISOString()}) must be after validFrom (${validFrom.toISOString()}).`,
-    );
-  }
+  const prepared = prepareFact(namespace, input, ctx);
   await ctx.policy?.assertFact(tx, namespace, input);
-  const id = computeFactId(namespace, input.subject, input.predicate, input.object, validFrom);
-  const contradicts = contradictedFactIds(input.attributes);
+  const { id, contradicts, validFrom, validTo } = prepared;
   if (contradicts.includes(id)) throw badInput('A fact cannot contradict itself.');
   const vis = ctx.visibleScopes;
   if (contradicts.length > 0) {
@@ -144,20 +151,11 @@ export async function writeFact(
     if (missing.length > 0) throw notFound(`contradicts names unknown facts: ${missing.join(', ')}`);
   }
   // Evidence the caller names must be an observation it can see (hidden reads as absent).
-  const cited = [...new Set(input.observationIds ?? [])];
-  if (cited.length > 0) {
-    const known = await findExistingObservationIds(tx, namespace, cited, vis);
-    const missing = cited.filter((c) => !known.has(c));
-    if (missing.length > 0) {
-      throw notFound(`observationIds names unknown observations: ${missing.slice(0, 20).join(', ')}`);
-    }
+  if (prepared.cited.length > 0) {
+    const known = await findExistingObservationIds(tx, namespace, prepared.cited, vis);
+    const missing = missingCitations(prepared, known);
+    if (missing) throw missing;
   }
-  const evidence = input.evidence ?? 'ASSERTED';
-  const confidence = input.confidence ?? 1;
-  const observationIds = [
-    ...new Set([...(input.observationIds ?? []), ...(ctx.observationId ? [ctx.observationId] : [])]),
-  ];
-  const scopes = [...new Set(input.scopes ?? ctx.defaultScopes)].sort();
 
   let existing = await findFactForAssertion(
     tx,
@@ -172,65 +170,19 @@ export async function writeFact(
   if (!existing) {
     const hidden = await ensurePlaceholders(tx, namespace, [...new Set([input.subject, input.object])], vis);
     if (hidden > 0) throw keyUnavailable();
-    created = await insertFact(tx, namespace, {
-      factId: id,
-      subject: input.subject,
-      predicate: input.predicate,
-      object: input.object,
-      validFrom,
-      validTo,
-      recordedAt: ctx.now,
-      evidence,
-      confidence,
-      observationIds,
-      sourcePath: input.sourcePath ?? null,
-      scopes,
-      visibility: visibilityScopes(scopes),
-      attributes: input.attributes ?? {},
-      supersedes: ctx.supersedes ?? null,
-    });
+    created = await insertFact(tx, namespace, newFactRow(input, prepared, ctx));
     // A concurrent writer created the same fact first: this assertion reinforces theirs,
     // unless the fact with this id is one the caller cannot see.
     if (!created) existing = await lockFact(tx, namespace, id, vis);
     if (!created && !existing) throw keyUnavailable();
   }
   if (existing && (existing.status === 'SUPERSEDED' || existing.status === 'RETRACTED')) {
-    return {
-      status: 'UNCHANGED',
-      factId: existing.factId,
-      conflictsWith: [],
-      message: `fact ${existing.factId} is ${existing.status}; history is not reopened (assert it with another validFrom to state it again)`,
-    };
+    return historyUnchanged(existing);
   }
   let becameActive = created;
   if (existing) {
-    let support: FactSupport = {
-      observationIds: existing.observationIds,
-      confidence: existing.confidence,
-      evidence: existing.evidence,
-    };
-    support = reinforce(support, { confidence, evidence });
-    for (const obs of observationIds)
-      support = reinforce(support, { observationId: obs, confidence, evidence });
-    const mergedScopes = [...new Set([...existing.scopes, ...scopes])].sort();
     becameActive = existing.status === 'EVIDENCE_LOST';
-    await reinforceFact(
-      tx,
-      namespace,
-      existing.factId,
-      {
-        observationIds: [...support.observationIds],
-        confidence: support.confidence,
-        evidence: support.evidence,
-        scopes: mergedScopes,
-        visibility: visibilityScopes(mergedScopes),
-        attributes: mergeAttributes(existing.attributes, input.attributes ?? null),
-        sourcePath: input.sourcePath ?? null,
-        supersedes: ctx.supersedes ?? null,
-        status: 'ACTIVE',
-      },
-      vis,
-    );
+    await reinforceFact(tx, namespace, existing.factId, reinforcementOf(existing, input, prepared, ctx), vis);
   }
   const target = existing ?? {
     factId: id,
@@ -259,6 +211,117 @@ export async function writeFact(
   };
 }
 
+/** What a fact write derives from its input alone: identity, defaults, validity. */
+export interface PreparedFact {
+  id: string;
+  validFrom: Date;
+  validTo: Date | null;
+  contradicts: string[];
+  /** Observation ids the input cites (each must be a visible observation). */
+  cited: string[];
+  evidence: EvidenceClass;
+  confidence: number;
+  /** Cited ones plus the asserting observation. */
+  observationIds: string[];
+  scopes: string[];
+}
+
+/** The pure part of a fact write (the one-row and the batch path share it); throws on bad validity. */
+export function prepareFact(namespace: string, input: FactInput, ctx: FactWriteContext): PreparedFact {
+  const validFrom = input.validFrom ?? ctx.defaultValidFrom;
+  const validTo = input.validTo ?? null;
+  if (validTo && validTo.getTime() <= validFrom.getTime()) {
+    throw badInput(
+      `validTo (${validTo.toISOString()}) must be after validFrom (${validFrom.toISOString()}).`,
+    );
+  }
+  return {
+    id: computeFactId(namespace, input.subject, input.predicate, input.object, validFrom),
+    validFrom,
+    validTo,
+    contradicts: contradictedFactIds(input.attributes),
+    cited: [...new Set(input.observationIds ?? [])],
+    evidence: input.evidence ?? 'ASSERTED',
+    confidence: input.confidence ?? 1,
+    observationIds: [
+      ...new Set([...(input.observationIds ?? []), ...(ctx.observationId ? [ctx.observationId] : [])]),
+    ],
+    scopes: [...new Set(input.scopes ?? ctx.defaultScopes)].sort(),
+  };
+}
+
+/** NOT_FOUND naming the cited observations that are not among `known`; null when all are. */
+export function missingCitations(prepared: PreparedFact, known: ReadonlySet<string>): MemgateError | null {
+  const missing = prepared.cited.filter((c) => !known.has(c));
+  return missing.length > 0
+    ? notFound(`observationIds names unknown observations: ${missing.slice(0, 20).join(', ')}`)
+    : null;
+}
+
+/**
+ * What re-asserting an existing fact changes: the observation ids join its evidence (once),
+ * confidence rises to the max, the stronger class stays, scopes union, attributes merge.
+ */
+export function reinforcementOf(
+  existing: Pick<FactRow, 'observationIds' | 'confidence' | 'evidence' | 'scopes' | 'attributes'>,
+  input: FactInput,
+  prepared: PreparedFact,
+  ctx: FactWriteContext,
+): FactReinforcement {
+  const { confidence, evidence } = prepared;
+  let support: FactSupport = {
+    observationIds: existing.observationIds,
+    confidence: existing.confidence,
+    evidence: existing.evidence,
+  };
+  support = reinforce(support, { confidence, evidence });
+  for (const obs of prepared.observationIds)
+    support = reinforce(support, { observationId: obs, confidence, evidence });
+  const mergedScopes = [...new Set([...existing.scopes, ...prepared.scopes])].sort();
+  return {
+    observationIds: [...support.observationIds],
+    confidence: support.confidence,
+    evidence: support.evidence,
+    scopes: mergedScopes,
+    visibility: visibilityScopes(mergedScopes),
+    attributes: mergeAttributes(existing.attributes, input.attributes ?? null),
+    sourcePath: input.sourcePath ?? null,
+    supersedes: ctx.supersedes ?? null,
+    status: 'ACTIVE',
+  };
+}
+
+/** The row a new fact is stored as. */
+export function newFactRow(input: FactInput, prepared: PreparedFact, ctx: FactWriteContext): FactWrite {
+  return {
+    factId: prepared.id,
+    subject: input.subject,
+    predicate: input.predicate,
+    object: input.object,
+    validFrom: prepared.validFrom,
+    validTo: prepared.validTo,
+    recordedAt: ctx.now,
+    evidence: prepared.evidence,
+    confidence: prepared.confidence,
+    observationIds: prepared.observationIds,
+    sourcePath: input.sourcePath ?? null,
+    scopes: prepared.scopes,
+    visibility: visibilityScopes(prepared.scopes),
+    attributes: input.attributes ?? {},
+    supersedes: ctx.supersedes ?? null,
+  };
+}
+
+/** Re-asserting a SUPERSEDED or RETRACTED fact: history is not reopened. */
+export function historyUnchanged(existing: Pick<FactRow, 'factId' | 'status'>): FactWriteOutcome {
+  return {
+    status: 'UNCHANGED',
+    factId: existing.factId,
+    conflictsWith: [],
+    message: `fact ${existing.factId} is ${existing.status}; history is not reopened (assert it with another validFrom to state it again)`,
+  };
+}
+
 export class FactService {
   constructor(private readonly scope: RequestScope) {}
 
@@ -277,23 +340,47 @@ export class FactService {
       else results.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error)));
     });
     const now = new Date();
-    const written = await writeEach(
-      this.scope.db,
-      'assertFacts',
-      valid,
-      async (tx, input, index) => {
-        const outcome = await writeFact(tx, ns, input, {
-          now,
-          defaultValidFrom: now,
-          observationId: null,
-          defaultScopes: [],
-          policy: schemaPolicyFor(this.scope),
-          visibleScopes: this.visibleScopes(),
-        });
-        return this.result(ns, index, outcome.status, outcome.factId, outcome.message);
-      },
-      (error) => this.logUnexpected('assertFacts', error),
-    );
+    const policy = schemaPolicyFor(this.scope);
+    const ctx: FactWriteContext = {
+      now,
+      defaultValidFrom: now,
+      observationId: null,
+      defaultScopes: [],
+      policy,
+      visibleScopes: this.visibleScopes(),
+    };
+    const one = async (tx: Queryable, input: FactInput, index: number) => {
+      const outcome = await writeFact(tx, ns, input, ctx);
+      return this.result(ns, index, outcome.status, outcome.factId, outcome.message);
+    };
+    const onUnexpected = (error: unknown) => this.logUnexpected('assertFacts', error);
+    const written = valid.length
+      ? await this.scope.db.transaction('assertFacts', async (tx) => {
+          // Strict mode checks each fact against its endpoints' kinds: one by one.
+          if ((await policy.schemaFor(tx, ns)).strict) return writeItems(tx, valid, one, onUnexpected);
+          return writeSetBased(
+            tx,
+            valid,
+            async (q, items) => {
+              const answers = await writeFactBatch(
+                q,
+                ns,
+                items.map((i) => ({ input: i.value, ctx })),
+                ctx.visibleScopes,
+              );
+              return items.map(({ index }, n) => {
+                const answer = answers[n];
+                if (!answer) return null;
+                if ('error' in answer) return rejectionFor(index, answer.error, onUnexpected);
+                const o = answer.outcome;
+                return this.result(ns, index, o.status, o.factId, o.message);
+              });
+            },
+            one,
+            onUnexpected,
+          );
+        })
+      : [];
     return toPayload([...results, ...written]);
   }
 

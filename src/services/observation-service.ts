@@ -19,6 +19,7 @@ import {
   insertObservationNodes,
   insertObservations,
   setObservationStatus,
+  setObservationStatuses,
 } from '../store/observation-store.js';
 import {
   type AssertionResult,
@@ -33,9 +34,12 @@ import { describe } from './fact-service.js';
 import {
   type EpisodeChunkDraft,
   type ParsedAssertion,
+  type ProjectionContext,
+  type ProjectionOutcome,
   parseAssertions,
   projectAssertions,
 } from './projection.js';
+import { projectAssertionBatch } from './projection-batch.js';
 import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from './text-search-service.js';
 import type { RequestScope } from './request-scope.js';
 import { schemaPolicyFor } from './schema-policy.js';
@@ -193,10 +197,95 @@ export class ObservationService {
         for (const d of plain) results.push(await this.writeOne(tx, ns, d, now));
       }
     }
-    for (const d of drafts) {
-      if (d.assertions !== null) results.push(await this.writeOne(tx, ns, d, now));
+    const projected = drafts.filter((d) => d.assertions !== null);
+    // Strict mode checks each assertion against what the ones before it wrote; episodes
+    // rewrite their chunks: those observations are projected one at a time.
+    const strict = projected.length > 0 && (await schemaPolicyFor(this.scope).schemaFor(tx, ns)).strict;
+    const together = strict ? [] : projected.filter((d) => !d.assertions!.some((a) => a.kind === 'episode'));
+    if (together.length > 0) results.push(...(await this.writeProjected(tx, ns, together, now)));
+    for (const d of projected) {
+      if (!together.includes(d)) results.push(await this.writeOne(tx, ns, d, now));
     }
     return results;
+  }
+
+  /**
+   * Observations with assertions, all at once under one savepoint: one statement per table for
+   * the observations and their chunks, the set-based projection, one for the statuses and one
+   * for the mentions. Should any of it fail, each observation is written alone (writeOne).
+   */
+  private async writeProjected(
+    tx: Queryable,
+    ns: string,
+    drafts: Draft[],
+    now: Date,
+  ): Promise<WriteResult[]> {
+    await tx.query('SAVEPOINT projected');
+    try {
+      const inserted = await insertObservations(
+        tx,
+        ns,
+        drafts.map((d) => ({ ...d.row, status: 'RECEIVED' as const })),
+      );
+      const fresh = drafts.filter((d) => inserted.has(d.id));
+      await writeIndex(tx, ns, fresh);
+      const outcomes = await projectAssertionBatch(
+        tx,
+        ns,
+        fresh.map((d) => ({ ctx: this.projectionContext(ns, d, now), assertions: d.assertions! })),
+        visibilityParam(this.scope.principal),
+      );
+      const settled = fresh.map((d, n) => settle(d, outcomes[n]!));
+      await setObservationStatuses(
+        tx,
+        ns,
+        settled.map((s, n) => ({ observationId: fresh[n]!.id, status: s.status, reason: s.reason })),
+      );
+      await insertMentions(
+        tx,
+        ns,
+        fresh.flatMap((d, n) => outcomes[n]!.mentions.filter((m) => m.entityKey !== d.id)),
+      );
+      await tx.query('RELEASE SAVEPOINT projected');
+      const results: WriteResult[] = [];
+      for (const d of drafts) {
+        const n = fresh.indexOf(d);
+        if (n < 0) {
+          results.push(await this.notInserted(tx, ns, d));
+          continue;
+        }
+        const outcome = outcomes[n]!;
+        const partial = outcome.results.some((a) => a.status === 'REJECTED');
+        results.push({
+          ...this.created(ns, d, settled[n]!.message),
+          ...(partial ? { status: 'PARTIAL' } : {}),
+          assertions: outcome.results,
+        });
+      }
+      return results;
+    } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT projected');
+      this.logUnexpected(error);
+      const results: WriteResult[] = [];
+      for (const d of drafts) results.push(await this.writeOne(tx, ns, d, now));
+      return results;
+    }
+  }
+
+  private projectionContext(ns: string, d: Draft, now: Date): ProjectionContext {
+    return {
+      namespace: ns,
+      observationId: d.id,
+      kind: d.row.kind,
+      occurredAt: d.row.occurredAt,
+      now,
+      scopes: d.row.scopes,
+      sourcePath: d.node?.sourcePath ?? sourcePathOf(d.row.provenance),
+      episodeChunks: d.episodeChunks,
+      onUnexpected: (error) => this.logUnexpected(error),
+      policy: schemaPolicyFor(this.scope),
+      visibleScopes: visibilityParam(this.scope.principal),
+    };
   }
 
   /** One observation under its own savepoint: record, index, project, settle the status. */
@@ -217,38 +306,12 @@ export class ObservationService {
       let message = d.warning;
       let assertionResults: AssertionResult[] | null = null;
       if (d.assertions !== null) {
-        const outcome = await projectAssertions(
-          tx,
-          {
-            namespace: ns,
-            observationId: d.id,
-            kind: d.row.kind,
-            occurredAt: d.row.occurredAt,
-            now,
-            scopes: d.row.scopes,
-            sourcePath: d.node?.sourcePath ?? sourcePathOf(d.row.provenance),
-            episodeChunks: d.episodeChunks,
-            onUnexpected: (error) => this.logUnexpected(error),
-            policy: schemaPolicyFor(this.scope),
-            visibleScopes: visibilityParam(this.scope.principal),
-          },
-          d.assertions,
-        );
+        const outcome = await projectAssertions(tx, this.projectionContext(ns, d, now), d.assertions);
         mentions.push(...outcome.mentions.filter((m) => m.entityKey !== d.id));
         assertionResults = outcome.results;
-        let status: ObservationStatus = 'PROCESSED';
-        let reason: string | null = null;
-        if (outcome.rejected.length > 0) {
-          status = outcome.applied === 0 ? 'FAILED' : 'PARTIALLY_PROCESSED';
-          reason = truncate(
-            `${outcome.rejected.length} of ${d.assertions.length} assertions rejected: ${outcome.rejected
-              .map((r) => `[${r.index}] ${r.kind} ${r.code}: ${r.message}`)
-              .join('; ')}`,
-            MAX_STATUS_REASON,
-          );
-          message = [`${status}: ${reason}`, message].filter(Boolean).join(' | ');
-        }
-        await setObservationStatus(tx, ns, d.id, status, reason);
+        const settled = settle(d, outcome);
+        message = settled.message;
+        await setObservationStatus(tx, ns, d.id, settled.status, settled.reason);
       }
       await insertMentions(tx, ns, mentions);
       await tx.query('RELEASE SAVEPOINT item');
@@ -361,6 +424,22 @@ export class ObservationService {
   private logUnexpected(error: unknown): void {
     this.scope.deps.logger.error('recordObservations item failed', { error: String(error) });
   }
+}
+
+/** An observation's status after its projection, the reason, and the item's message. */
+function settle(
+  d: Draft,
+  outcome: ProjectionOutcome,
+): { status: ObservationStatus; reason: string | null; message: string | null } {
+  if (outcome.rejected.length === 0) return { status: 'PROCESSED', reason: null, message: d.warning };
+  const status: ObservationStatus = outcome.applied === 0 ? 'FAILED' : 'PARTIALLY_PROCESSED';
+  const reason = truncate(
+    `${outcome.rejected.length} of ${outcome.results.length} assertions rejected: ${outcome.rejected
+      .map((r) => `[${r.index}] ${r.kind} ${r.code}: ${r.message}`)
+      .join('; ')}`,
+    MAX_STATUS_REASON,
+  );
+  return { status, reason, message: [`${status}: ${reason}`, d.warning].filter(Boolean).join(' | ') };
 }
 
 /** The one collision answer: no id, no key, the documented code and message. */

@@ -24,7 +24,14 @@ import { MemgateError } from '../errors.js';
 import type { MentionRole, MentionWrite } from '../store/mention-store.js';
 import { replaceNodeChunks } from '../store/observation-store.js';
 import { entityInputSchema, upsertVisibleEntity } from './entity-service.js';
-import { describe, factInputSchema, writeFact } from './fact-service.js';
+import {
+  type FactInput,
+  type FactWriteContext,
+  describe,
+  factInputSchema,
+  writeFact,
+} from './fact-service.js';
+import type { EntityWrite } from '../store/entity-store.js';
 import { SchemaPolicy } from './schema-policy.js';
 import { keySchema, titleSchema, visibilityScopes } from './validation.js';
 
@@ -140,12 +147,7 @@ export async function projectAssertions(
 ): Promise<ProjectionOutcome> {
   const checked: ProjectionContext = { ...ctx, policy: ctx.policy ?? new SchemaPolicy(ctx.visibleScopes) };
   const rejectedList: AssertionRejection[] = [];
-  const roles = new Map<string, MentionRole>();
-  const mention = (key: string, role: MentionRole) => {
-    const current = roles.get(key);
-    if (!current || ROLE_RANK[role] > ROLE_RANK[current]) roles.set(key, role);
-  };
-  let applied = 0;
+  const touched: [string, MentionRole][] = [];
   for (const [index, assertion] of assertions.entries()) {
     if (!assertion.ok) {
       rejectedList.push({ index, kind: assertion.kind, code: assertion.code, message: assertion.message });
@@ -153,25 +155,44 @@ export async function projectAssertions(
     }
     await tx.query('SAVEPOINT assertion');
     try {
-      const touched = await applyAssertion(tx, checked, index, assertion);
+      touched.push(...(await applyAssertion(tx, checked, index, assertion)));
       await tx.query('RELEASE SAVEPOINT assertion');
-      for (const [key, role] of touched) mention(key, role);
-      applied += 1;
     } catch (error) {
       await tx.query('ROLLBACK TO SAVEPOINT assertion');
-      if (error instanceof MemgateError) {
-        rejectedList.push({ index, kind: assertion.kind, code: error.code, message: error.message });
-      } else {
-        ctx.onUnexpected(error);
-        rejectedList.push({ index, kind: assertion.kind, code: 'INTERNAL', message: 'could not be applied' });
-      }
+      rejectedList.push(assertionRejection(index, assertion.kind, error, ctx.onUnexpected));
     }
   }
-  const mentions = [...roles].map(([entityKey, role]) => ({
-    entityKey,
-    observationId: ctx.observationId,
-    role,
-  }));
+  return projectionOutcome(ctx.observationId, assertions, rejectedList, touched);
+}
+
+/** An assertion that failed: its code and message, or INTERNAL for an unexpected error (logged). */
+export function assertionRejection(
+  index: number,
+  kind: string,
+  error: unknown,
+  onUnexpected: (error: unknown) => void,
+): AssertionRejection {
+  if (error instanceof MemgateError) return { index, kind, code: error.code, message: error.message };
+  onUnexpected(error);
+  return { index, kind, code: 'INTERNAL', message: 'could not be applied' };
+}
+
+/**
+ * The outcome of an observation's projection: every assertion APPLIED unless rejected, and one
+ * mention per entity touched, with the strongest role it was touched in.
+ */
+export function projectionOutcome(
+  observationId: string,
+  assertions: readonly ParsedAssertion[],
+  rejectedList: readonly AssertionRejection[],
+  touched: readonly [string, MentionRole][],
+): ProjectionOutcome {
+  const roles = new Map<string, MentionRole>();
+  for (const [key, role] of touched) {
+    const current = roles.get(key);
+    if (!current || ROLE_RANK[role] > ROLE_RANK[current]) roles.set(key, role);
+  }
+  const mentions = [...roles].map(([entityKey, role]) => ({ entityKey, observationId, role }));
   const rejectedAt = new Map(rejectedList.map((r) => [r.index, r]));
   const results: AssertionResult[] = assertions.map((assertion, index) => {
     const rejection = rejectedAt.get(index);
@@ -179,10 +200,53 @@ export async function projectAssertions(
       ? { index, kind: rejection.kind, status: 'REJECTED', code: rejection.code, message: rejection.message }
       : { index, kind: assertion.kind, status: 'APPLIED' };
   });
-  return { applied, rejected: rejectedList, results, mentions };
+  const rejected = [...rejectedList].sort((a, b) => a.index - b.index);
+  return { applied: assertions.length - rejected.length, rejected, results, mentions };
 }
 
-async function applyAssertion(
+/** The entity write an `entity` assertion makes (scopes and validFrom default to the observation's). */
+export function assertedEntity(
+  ctx: ProjectionContext,
+  e: Extract<ParsedAssertion, { kind: 'entity'; ok: true }>['value'],
+): EntityWrite {
+  const scopes = e.scopes ?? ctx.scopes;
+  const pii = combinePii(detectPii(e.title ?? ''), detectPiiInJson(e.attributes ?? null));
+  return {
+    key: e.key,
+    kind: e.kind,
+    title: e.title ?? e.key,
+    attributes: e.attributes ?? null,
+    validFrom: e.validFrom ?? ctx.occurredAt,
+    scopes,
+    visibility: visibilityScopes(scopes),
+    sourcePath: e.sourcePath ?? ctx.sourcePath,
+    confidence: e.confidence ?? null,
+    origin: 'AGENT',
+    pii: pii.pii,
+    piiCategories: pii.categories,
+    observationId: ctx.observationId,
+  };
+}
+
+/** The fact write a `fact` assertion makes (validFrom, scopes, source path default to the observation's). */
+export function assertedFact(
+  ctx: ProjectionContext,
+  f: Extract<ParsedAssertion, { kind: 'fact'; ok: true }>['value'],
+): { input: FactInput; ctx: FactWriteContext } {
+  return {
+    input: { ...f, sourcePath: f.sourcePath ?? ctx.sourcePath },
+    ctx: {
+      now: ctx.now,
+      defaultValidFrom: ctx.occurredAt,
+      observationId: ctx.observationId,
+      defaultScopes: ctx.scopes,
+      policy: ctx.policy,
+      visibleScopes: ctx.visibleScopes,
+    },
+  };
+}
+
+export async function applyAssertion(
   tx: Queryable,
   ctx: ProjectionContext,
   index: number,
@@ -192,46 +256,14 @@ async function applyAssertion(
   switch (assertion.kind) {
     case 'entity': {
       const e = assertion.value;
-      const scopes = e.scopes ?? ctx.scopes;
-      const pii = combinePii(detectPii(e.title ?? ''), detectPiiInJson(e.attributes ?? null));
       await ctx.policy!.assertEntity(tx, ns, { kind: e.kind, key: e.key, attributes: e.attributes });
-      await upsertVisibleEntity(
-        tx,
-        ns,
-        {
-          key: e.key,
-          kind: e.kind,
-          title: e.title ?? e.key,
-          attributes: e.attributes ?? null,
-          validFrom: e.validFrom ?? ctx.occurredAt,
-          scopes,
-          visibility: visibilityScopes(scopes),
-          sourcePath: e.sourcePath ?? ctx.sourcePath,
-          confidence: e.confidence ?? null,
-          origin: 'AGENT',
-          pii: pii.pii,
-          piiCategories: pii.categories,
-          observationId: ctx.observationId,
-        },
-        ctx.visibleScopes,
-      );
+      await upsertVisibleEntity(tx, ns, assertedEntity(ctx, e), ctx.visibleScopes);
       return [[e.key, 'entity']];
     }
     case 'fact': {
       const f = assertion.value;
-      await writeFact(
-        tx,
-        ns,
-        { ...f, sourcePath: f.sourcePath ?? ctx.sourcePath },
-        {
-          now: ctx.now,
-          defaultValidFrom: ctx.occurredAt,
-          observationId: ctx.observationId,
-          defaultScopes: ctx.scopes,
-          policy: ctx.policy,
-          visibleScopes: ctx.visibleScopes,
-        },
-      );
+      const fact = assertedFact(ctx, f);
+      await writeFact(tx, ns, fact.input, fact.ctx);
       return [
         [f.subject, 'fact'],
         [f.object, 'fact'],

@@ -191,15 +191,7 @@ export async function upsertEntity(
     await insertVersion(q, namespace, w, merged);
     return 'CREATED';
   }
-  const scopes = unionSorted(before.scopes, w.scopes);
-  const changed =
-    before.placeholder ||
-    before.title !== w.title ||
-    before.kind !== w.kind ||
-    !sameJson(before.attributes, merged) ||
-    before.scopes.length !== scopes.length ||
-    (w.sourcePath !== null && w.sourcePath !== before.sourcePath) ||
-    (w.confidence !== null && w.confidence !== before.confidence);
+  const { changed, scopes } = entityChange(before, w, merged);
   if (!changed) return 'UNCHANGED';
   await q.query(
     `/* updateEntity */
@@ -225,10 +217,40 @@ export async function upsertEntity(
       visibleScopes,
     ],
   );
-  if (before.title !== w.title || !sameJson(before.attributes, merged)) {
-    await insertVersion(q, namespace, w, merged);
-  }
+  if (entityChange(before, w, merged).versioned) await insertVersion(q, namespace, w, merged);
   return 'UPDATED';
+}
+
+/** The fields of a stored entity an upsert compares against. */
+export interface EntityBefore {
+  title: string;
+  attributes: Record<string, unknown>;
+  kind: string;
+  placeholder: boolean;
+  scopes: string[];
+  sourcePath: string | null;
+  confidence: number | null;
+}
+
+/**
+ * What an upsert of an existing entity changes (the one rule for the one-row and the batch
+ * path): whether anything changed, whether a new attribute version opens, the unioned scopes.
+ */
+export function entityChange(
+  before: EntityBefore,
+  w: Pick<EntityWrite, 'title' | 'kind' | 'scopes' | 'sourcePath' | 'confidence'>,
+  merged: Record<string, unknown>,
+): { changed: boolean; versioned: boolean; scopes: string[] } {
+  const scopes = unionSorted(before.scopes, w.scopes);
+  const versioned = before.title !== w.title || !sameJson(before.attributes, merged);
+  const changed =
+    before.placeholder ||
+    versioned ||
+    before.kind !== w.kind ||
+    before.scopes.length !== scopes.length ||
+    (w.sourcePath !== null && w.sourcePath !== before.sourcePath) ||
+    (w.confidence !== null && w.confidence !== before.confidence);
+  return { changed, versioned, scopes };
 }
 
 async function insertVersion(
@@ -299,7 +321,7 @@ export function mergeAttributes(
   return out;
 }
 
-function unionSorted(a: string[], b: string[]): string[] {
+export function unionSorted(a: readonly string[], b: readonly string[]): string[] {
   return [...new Set([...a, ...b])].sort();
 }
 

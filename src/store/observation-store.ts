@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { run, sql } from './sql.js';
 import { visibleTo } from './visibility.js';
 
 export type ObservationStatus = 'RECEIVED' | 'PROCESSED' | 'PARTIALLY_PROCESSED' | 'FAILED' | 'REDACTED';
@@ -359,4 +360,23 @@ export async function replaceNodeChunks(
     nodeKey,
   ]);
   await insertObservationChunks(q, namespace, chunks);
+}
+
+/** The end of many observations' processing in one statement (see setObservationStatus). */
+export async function setObservationStatuses(
+  q: Queryable,
+  namespace: string,
+  rows: readonly { observationId: string; status: ObservationStatus; reason: string | null }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const payload = JSON.stringify(
+    rows.map((r) => ({ observation_id: r.observationId, status: r.status, reason: r.reason })),
+  );
+  await run(
+    q,
+    sql`/* setObservationStatuses */
+     UPDATE observations o SET status = r.status, status_reason = r.reason
+     FROM jsonb_to_recordset(${payload}::jsonb) AS r(observation_id text, status text, reason text)
+     WHERE o.namespace = ${namespace} AND o.observation_id = r.observation_id`,
+  );
 }

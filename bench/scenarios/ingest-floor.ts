@@ -1,0 +1,130 @@
+/**
+ * The write floor: the rows one recordObservations batch stored (observations, their node
+ * entities, their chunks with vectors), read back and inserted again by hand — three multi-row
+ * INSERT … VALUES in one statement, into a namespace of their own — so the gateway's write rate
+ * can be read against what the same rows cost the database alone (the same indexes, the same
+ * postings trigger; no GraphQL, no services, no embedding). Reading the rows back is not timed.
+ */
+import type { ScenarioContext } from './types.js';
+import { INGEST_NAMESPACE } from './types.js';
+
+const FLOOR_NAMESPACE = 'bench-ingest-floor';
+
+const OBSERVATION_COLUMNS = [
+  'observation_id',
+  'source_system',
+  'source_stream',
+  'source_external_id',
+  'kind',
+  'occurred_at',
+  'recorded_at',
+  'actor_type',
+  'actor_id',
+  'subject_type',
+  'subject_id',
+  'scopes',
+  'visibility',
+  'content',
+  'data',
+  'provenance',
+  'status',
+  'status_reason',
+  'session_id',
+  'pii',
+  'pii_categories',
+];
+const ENTITY_COLUMNS = [
+  'key',
+  'kind',
+  'title',
+  'scopes',
+  'visibility',
+  'source_path',
+  'provenance',
+  'last_seen',
+];
+const CHUNK_COLUMNS = [
+  'node_key',
+  'ord',
+  'kind',
+  'title',
+  'heading',
+  'text',
+  'search_text',
+  'ts_config',
+  'source_path',
+  'meta',
+  'scopes',
+  'visibility',
+  'observation_id',
+  'occurred_at',
+  'pii',
+  'pii_categories',
+  'embedding',
+];
+/** Casts where a text parameter does not coerce by itself. */
+const CASTS: Record<string, string> = {
+  scopes: 'text[]',
+  visibility: 'text[]',
+  pii_categories: 'text[]',
+  data: 'jsonb',
+  provenance: 'jsonb',
+  meta: 'jsonb',
+  embedding: 'vector',
+  ts_config: 'regconfig',
+  occurred_at: 'timestamptz',
+  recorded_at: 'timestamptz',
+  last_seen: 'timestamptz',
+  pii: 'boolean',
+  ord: 'int',
+};
+
+type Row = Record<string, unknown>;
+
+function values(rows: readonly Row[], columns: readonly string[], params: unknown[]): string {
+  return rows
+    .map((row) => {
+      const cells = columns.map((c) => {
+        const v = row[c];
+        params.push(
+          v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)
+            ? JSON.stringify(v)
+            : v,
+        );
+        return `$${params.length}${CASTS[c] ? `::${CASTS[c]}` : ''}`;
+      });
+      return `($1, ${cells.join(', ')})`;
+    })
+    .join(',\n');
+}
+
+/** The milliseconds the hand-written insert of batch `b`'s rows takes (`prefix` selects them by external id). */
+export async function observationFloorMs(ctx: ScenarioContext, prefix: string): Promise<number> {
+  const q = ctx.gateway;
+  const observations = await q.query<Row>(
+    `/* benchFloorObservations */ SELECT ${OBSERVATION_COLUMNS.join(', ')} FROM observations
+     WHERE namespace = $1 AND source_external_id LIKE $2`,
+    [INGEST_NAMESPACE, `${prefix}%`],
+  );
+  const ids = observations.map((o) => o.observation_id);
+  const entities = await q.query<Row>(
+    `/* benchFloorEntities */ SELECT ${ENTITY_COLUMNS.join(', ')} FROM entities WHERE namespace = $1 AND key = ANY($2::text[])`,
+    [INGEST_NAMESPACE, ids],
+  );
+  const chunks = await q.query<Row>(
+    `/* benchFloorChunks */ SELECT ${CHUNK_COLUMNS.map((c) => (c === 'embedding' || c === 'ts_config' ? `${c}::text` : c)).join(', ')}
+     FROM chunks WHERE namespace = $1 AND observation_id = ANY($2::text[])`,
+    [INGEST_NAMESPACE, ids],
+  );
+  if (observations.length === 0 || entities.length === 0 || chunks.length === 0) return Number.NaN;
+  const params: unknown[] = [FLOOR_NAMESPACE];
+  const text = `/* benchWriteFloor */
+    WITH o AS (INSERT INTO observations (namespace, ${OBSERVATION_COLUMNS.join(', ')}) VALUES ${values(observations, OBSERVATION_COLUMNS, params)}),
+         e AS (INSERT INTO entities (namespace, ${ENTITY_COLUMNS.join(', ')}) VALUES ${values(entities, ENTITY_COLUMNS, params)})
+    INSERT INTO chunks (namespace, ${CHUNK_COLUMNS.join(', ')}) VALUES ${values(chunks, CHUNK_COLUMNS, params)}`;
+  // One statement binds at most 65,535 parameters: a batch too large for it has no floor.
+  if (params.length > 65_535) return Number.NaN;
+  const started = performance.now();
+  await q.query(text, params);
+  return performance.now() - started;
+}

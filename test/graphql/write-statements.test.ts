@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+
+const NS = 'write-statements';
+const MAX_STATEMENTS = 40;
+
+/**
+ * Batch writes are set-based: the same mutation over 10 items and over 500 costs the same
+ * number of SQL statements (savepoints included), and never more than 40. Every batch has the
+ * same shape whatever its size (each key asserted twice, half the facts already known), so the
+ * count can only differ if some statement is issued per item.
+ */
+describe('batch writes: SQL statements per batch do not grow with the number of items', () => {
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const statementsOf = async (
+    field: string,
+    query: string,
+    variables: Record<string, unknown>,
+    items: number,
+  ): Promise<number> => {
+    const res = await gw.gql<Record<string, { accepted: number; rejected: number }>>(query, variables);
+    expect(res.errors).toBeUndefined();
+    expect(res.data![field]!.rejected).toBe(0);
+    expect(res.data![field]!.accepted).toBe(items);
+    return (res.extensions as { sql: { statements: number } }).sql.statements;
+  };
+
+  const entities = (run: string, n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      key: `${run}:e${Math.floor(i / 2)}`,
+      kind: 'project',
+      title: `Project ${run} ${i}`,
+      attributes: { step: i },
+      validFrom: new Date(Date.UTC(2024, 0, 1 + i)).toISOString(),
+    }));
+
+  it('upsertEntities: each key twice, new attribute versions', async () => {
+    const query = `mutation($ns: String!, $e: [EntityInput!]!) {
+      upsertEntities(namespace: $ns, entities: $e) { accepted rejected }
+    }`;
+    const small = await statementsOf('upsertEntities', query, { ns: NS, e: entities('s', 10) }, 10);
+    const large = await statementsOf('upsertEntities', query, { ns: NS, e: entities('l', 500) }, 500);
+    expect(large).toBe(small);
+    expect(large).toBeLessThanOrEqual(MAX_STATEMENTS);
+  });
+
+  const facts = (run: string, n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      subject: `${run}:svc${i}`,
+      predicate: 'depends_on',
+      object: `${run}:svc${(i * 7 + 1) % n}`,
+      validFrom: new Date(Date.UTC(2024, 0, 1 + (i % 2))).toISOString(),
+      evidence: 'ASSERTED',
+      confidence: 0.9,
+    }));
+
+  it('assertFacts: new facts and reinforcements alike', async () => {
+    const query = `mutation($ns: String!, $f: [FactInput!]!) {
+      assertFacts(namespace: $ns, facts: $f) { accepted rejected }
+    }`;
+    const count = async (run: string, n: number) => {
+      const first = facts(run, n);
+      await statementsOf('assertFacts', query, { ns: NS, f: first.slice(0, n / 2) }, n / 2);
+      // Half of these are known now: they reinforce, the other half are created.
+      return statementsOf('assertFacts', query, { ns: NS, f: first }, n);
+    };
+    const small = await count('fs', 10);
+    const large = await count('fl', 500);
+    expect(large).toBe(small);
+    expect(large).toBeLessThanOrEqual(MAX_STATEMENTS);
+  });
+
+  const observations = (run: string, n: number, withAssertions: boolean) =>
+    Array.from({ length: n }, (_, i) => ({
+      source: { system: 'statements', stream: run, externalId: `${run}-${withAssertions}-${i}` },
+      kind: 'message',
+      occurredAt: new Date(Date.UTC(2024, 1, 1, 0, i)).toISOString(),
+      actor: { type: 'person', id: `${run}:p${i % 7}` },
+      content: `message ${i} of ${run} about the rollout`,
+      ...(withAssertions
+        ? {
+            assertions: [
+              { entity: { key: `${run}:proj${Math.floor(i / 2)}`, kind: 'project', title: `P${i}` } },
+              {
+                fact: {
+                  subject: `${run}:p${i % 7}`,
+                  predicate: 'works_on',
+                  object: `${run}:proj${Math.floor(i / 2)}`,
+                },
+              },
+              {
+                fact: {
+                  subject: `${run}:proj${Math.floor(i / 2)}`,
+                  predicate: 'depends_on',
+                  object: `${run}:svc${i}`,
+                },
+              },
+            ],
+          }
+        : {}),
+    }));
+
+  const RECORD = `mutation($ns: String!, $o: [ObservationInput!]!) {
+    recordObservations(namespace: $ns, observations: $o) { accepted rejected }
+  }`;
+
+  it('recordObservations, plain', async () => {
+    const small = await statementsOf(
+      'recordObservations',
+      RECORD,
+      { ns: NS, o: observations('ps', 10, false) },
+      10,
+    );
+    const large = await statementsOf(
+      'recordObservations',
+      RECORD,
+      { ns: NS, o: observations('pl', 500, false) },
+      500,
+    );
+    expect(large).toBe(small);
+    expect(large).toBeLessThanOrEqual(MAX_STATEMENTS);
+  });
+
+  it('recordObservations with 1 entity + 2 facts each', async () => {
+    const small = await statementsOf(
+      'recordObservations',
+      RECORD,
+      { ns: NS, o: observations('as', 10, true) },
+      10,
+    );
+    const large = await statementsOf(
+      'recordObservations',
+      RECORD,
+      { ns: NS, o: observations('al', 500, true) },
+      500,
+    );
+    expect(large).toBe(small);
+    expect(large).toBeLessThanOrEqual(MAX_STATEMENTS);
+  });
+});
