@@ -100,6 +100,7 @@ export async function runAnchoredChannels(
               ],
               scopes,
               asOf,
+              heldAt: plan.heldAt,
               limit: perChannel,
               perSeed: Math.max(4, Math.ceil(perChannel / Math.max(1, anchors.length + topHits.length))),
               freshestWithoutSeeds: req.strategy === 'BRIEFING' || req.strategy === 'GRAPH',
@@ -118,6 +119,7 @@ export async function runAnchoredChannels(
             maxNodes: plan.settings.graph.maxNodes,
             maxEdgesPerNode: plan.settings.graph.maxEdgesPerNode,
             asOf,
+            heldAt: plan.heldAt,
           });
           // The anchors themselves lead the list: standing context starts with them.
           return [

@@ -76,6 +76,7 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
   );
   const pool = new CandidatePool(deps.db, {
     asOf: plan.asOf,
+    heldAt: plan.heldAt,
     queryVector: queried.queryVector ? `[${queried.queryVector.join(',')}]` : null,
     visibleScopes,
     scopes: plan.relevanceScopes,

@@ -124,7 +124,8 @@ export function factCandidates(rows: FactCandidateRow[], refs: Pair[]): Hydrated
       text: factSentence(r.subjectTitle, r.predicate, r.objectTitle, validFrom, validTo, r.conflict),
       sourcePath: r.sourcePath,
       scopes: r.scopes,
-      time: validFrom,
+      // A document link's validFrom is when the document was written, not news: no freshness.
+      time: r.structural ? null : validFrom,
       evidenceRank: EVIDENCE_RANK[r.evidence] ?? 0,
       currentFact: validTo === null,
       conflict: r.conflict,

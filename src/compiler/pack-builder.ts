@@ -19,6 +19,7 @@ const ZERO_SIGNALS: ScoreSignals = {
   current: 0,
   evidence: 0,
   freshness: 0,
+  newer: 0,
 };
 
 type Entry = PackEntry & { item: PackedItem };

@@ -14,7 +14,13 @@ export { MULTI_HOP_WEIGHT };
 const QUERY = new Set<CompilerChannel>(QUERY_CHANNELS);
 
 export interface CompilePlan {
+  /** Facts valid at this instant are served; freshness is measured from it (asOf, or now). */
   asOf: Date;
+  /**
+   * The caller's asOf: what memory held then (observations that occurred by then, chunks
+   * written by then, facts whose evidence was there by then). null = now, no bound.
+   */
+  heldAt: Date | null;
   settings: RetrievalSettings;
   channels: readonly CompilerChannel[];
   /** RRF weight of every list, `multi_hop` included. */
@@ -43,6 +49,7 @@ export function planCompilation(
   const query = strategy.usesQuery ? req.query : '';
   return {
     asOf: req.asOf ?? context.now,
+    heldAt: req.asOf ?? null,
     settings,
     channels,
     weights: { ...strategy.weights, multi_hop: MULTI_HOP_WEIGHT },
@@ -55,6 +62,7 @@ export function planCompilation(
       visibleScopes: context.visibleScopes,
       since: req.window?.since ?? null,
       until: req.window?.until ?? null,
+      asOf: req.asOf ?? null,
     },
     relevanceScopes: req.scopes.length > 0 ? req.scopes : null,
     visibleScopes: context.visibleScopes,

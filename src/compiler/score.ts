@@ -7,6 +7,7 @@
 import { type FusedCandidate, fuse } from '../retrieval/fusion.js';
 import { extractIdentifiers } from '../retrieval/identifiers.js';
 import type { CandidatePool } from './candidate-pool.js';
+import { newerFirst } from './newer-first.js';
 import { parseCandidateKey } from './candidates.js';
 import type { CompilePlan } from './plan.js';
 import type { RankLists } from './rank-lists.js';
@@ -74,5 +75,5 @@ export function scoreUnion(
     const c = pool.get(key);
     if (c) scored.push(scoreCandidate(c, fused.get(key) ?? null, signals));
   }
-  return scored.sort(compareScored);
+  return newerFirst(scored, signals.identifiers).sort(compareScored);
 }

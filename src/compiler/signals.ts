@@ -13,6 +13,8 @@ export interface ScoreSignals {
   current: number;
   evidence: number;
   freshness: number;
+  /** Score moved by newer-first ordering on one topic (see newer-first.ts); 0 elsewhere. */
+  newer: number;
 }
 
 export interface Scored {
@@ -59,6 +61,7 @@ export function scoreCandidate(
       current: bonuses.currentFact,
       evidence: bonuses.evidence,
       freshness: bonuses.freshness,
+      newer: 0,
     },
   };
 }

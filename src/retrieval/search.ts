@@ -155,6 +155,8 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
             namespaces: request.namespaces,
             visibleScopes: ctx.visibleScopes,
             hops: request.hops,
+            asOf: request.filters?.asOf ?? null,
+            heldAt: request.filters?.asOf ?? null,
             maxNodes: s.graph.maxNodes,
             maxEdgesPerNode: s.graph.maxEdgesPerNode,
           }),

@@ -71,6 +71,7 @@ export const searchInputSchema = z.object({
   mode: z.enum(SEARCH_MODES).nullish(),
   hops: z.number().int().min(0).max(2).nullish(),
   filters: filtersSchema.nullish(),
+  asOf: z.date().nullish(),
   weights: channelWeightsSchema.nullish(),
   rrfK: z.number().int().min(0).max(1000).nullish(),
   rerank: z.boolean().nullish(),
@@ -134,6 +135,7 @@ export class SearchService {
       mode: input.mode ?? SEARCH_DEFAULTS.mode,
       hops: input.hops ?? SEARCH_DEFAULTS.hops,
       filters: input.filters ?? null,
+      asOf: input.asOf ?? null,
       weights: input.weights ?? null,
       rrfK: input.rrfK ?? null,
       rerank: input.rerank ?? SEARCH_DEFAULTS.rerank,
@@ -149,6 +151,7 @@ export class SearchService {
       mode: SEARCH_DEFAULTS.mode,
       hops: SEARCH_DEFAULTS.hops,
       filters: null,
+      asOf: null,
       weights: null,
       rrfK: null,
       rerank: false,
@@ -164,6 +167,7 @@ export class SearchService {
       mode: input.mode ?? SEARCH_DEFAULTS.mode,
       hops: input.hops ?? SEARCH_DEFAULTS.hops,
       filters: input.filters ?? null,
+      asOf: null,
       weights: null,
       rrfK: null,
       rerank: input.rerank ?? SEARCH_DEFAULTS.rerank,
@@ -211,6 +215,7 @@ export class SearchService {
     mode: SearchMode;
     hops: number;
     filters: z.output<typeof filtersSchema> | null;
+    asOf: Date | null;
     weights: z.output<typeof channelWeightsSchema> | null;
     rrfK: number | null;
     rerank: boolean;
@@ -252,6 +257,7 @@ export class SearchService {
           scopes: f?.scopes?.length ? f.scopes : null,
           since: f?.since ?? null,
           until: f?.until ?? null,
+          asOf: request.asOf,
         },
         rerank: request.rerank,
         settings,

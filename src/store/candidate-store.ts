@@ -9,7 +9,9 @@
  */
 import type { Queryable } from '../db/database.js';
 import type { EvidenceClass } from '../domain/evidence.js';
+import { DOCUMENT_LINK_ORIGIN } from './document-store.js';
 import {
+  factHeld,
   factVisible,
   type Param,
   type SqlFragment,
@@ -27,6 +29,11 @@ export const MAX_CANDIDATE_TEXT = 32_768;
 
 export interface CandidateReadContext {
   asOf: Date;
+  /**
+   * The caller's asOf (null = now): facts memory did not hold then are not served (see
+   * factHeldAt), and an end date after it is not shown (it was not known then).
+   */
+  heldAt: Date | null;
   /** The query embedding as pgvector text, or null (no distance then). */
   queryVector: string | null;
   visibleScopes: string[] | null;
@@ -85,6 +92,8 @@ export interface FactCandidateRow {
   pii: boolean;
   distance: number | null;
   verdict: FactVerdict | null;
+  /** A link a document's text states (LINKS_TO): its validFrom is when it was written. */
+  structural: boolean;
 }
 
 export interface ObservationCandidateRow {
@@ -126,6 +135,7 @@ export interface CandidateRows {
 interface Shared {
   vector: Param;
   asOf: Param;
+  heldAt: Param;
 }
 
 const namespacesOf = (pairs: { namespace: string }[]) => [...new Set(pairs.map((p) => p.namespace))];
@@ -147,15 +157,16 @@ function chunkRows(pairs: CandidatePairs['chunk'], s: Shared, ctx: CandidateRead
 function factRows(pairs: CandidatePairs['fact'], s: Shared, ctx: CandidateReadContext): SqlFragment {
   // Endpoint titles and visibility by correlated lookups on the primary key.
   return sql`SELECT f.namespace, f.fact_id AS "factId", f.subject, f.predicate, f.object, f.valid_from AS "validFrom",
-            f.valid_to AS "validTo", f.evidence, f.status, f.conflict, f.conflicts_with AS "conflictsWith",
+            CASE WHEN f.valid_to > ${s.heldAt}::timestamptz THEN NULL ELSE f.valid_to END AS "validTo", f.evidence, f.status, f.conflict, f.conflicts_with AS "conflictsWith",
             f.source_path AS "sourcePath", f.scopes, s.title AS "subjectTitle", o.title AS "objectTitle",
-            (s.pii OR o.pii) AS pii,
+            (s.pii OR o.pii) AS pii, (f.attributes->>'origin') IS NOT DISTINCT FROM ${DOCUMENT_LINK_ORIGIN} AS structural,
             (SELECT min(c.embedding <=> ${s.vector}::vector)::float8 FROM chunks c
               WHERE ${s.vector}::vector IS NOT NULL AND c.namespace = f.namespace AND c.observation_id = ANY(f.observation_ids)
                 AND c.observation_id IS NOT NULL AND ${visible('c', ctx.visibleScopes)}) AS distance,
             CASE
               WHEN f.status = 'EVIDENCE_LOST' THEN 'EVIDENCE_LOST'
               WHEN f.status = 'RETRACTED' THEN 'RETRACTED'
+              WHEN NOT ${factHeld('f', ctx.heldAt)} THEN 'NOT_VALID_AT_AS_OF'
               WHEN f.valid_from > ${s.asOf}::timestamptz OR (f.valid_to IS NOT NULL AND f.valid_to <= ${s.asOf}::timestamptz)
                 THEN CASE WHEN f.status = 'SUPERSEDED' THEN 'SUPERSEDED' ELSE 'NOT_VALID_AT_AS_OF' END
               WHEN NOT ${relevant('f', ctx.scopes)} THEN 'OUT_OF_SCOPE'
@@ -222,7 +233,7 @@ export async function readCandidates(
   const out: CandidateRows = { chunk: [], fact: [], observation: [], entity: [] };
   const kinds = (Object.keys(BRANCHES) as (keyof CandidatePairs)[]).filter((k) => pairs[k].length > 0);
   if (kinds.length === 0) return out;
-  const shared: Shared = { vector: param(ctx.queryVector), asOf: param(ctx.asOf) };
+  const shared: Shared = { vector: param(ctx.queryVector), asOf: param(ctx.asOf), heldAt: param(ctx.heldAt) };
   const branches = kinds.map(
     (kind) =>
       sql`SELECT ${raw(`'${kind}'`)} AS kind, to_jsonb(x) AS row FROM (${BRANCHES[kind](pairs[kind] as never, shared, ctx)}) x`,

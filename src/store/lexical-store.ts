@@ -12,7 +12,7 @@
  * configuration its namespaces hold and each chunk is scored among chunks of its own language.
  */
 import type { Queryable } from '../db/database.js';
-import { type SqlFragment, inNamespaces, raw, run, sql, visible } from './sql.js';
+import { type SqlFragment, chunkHeld, inNamespaces, raw, run, sql, visible } from './sql.js';
 
 /** The chunk-level filters of every retrieval channel (absent filters bind NULL). */
 export interface ChunkFilterValues {
@@ -27,6 +27,8 @@ export interface ChunkFilterValues {
   /** Half-open window [since, until) on occurred_at, or created_at when it has none. */
   since: Date | null;
   until: Date | null;
+  /** What memory held at this instant (see chunkHeld); null = now. */
+  asOf: Date | null;
 }
 
 /** The chunk filter over alias `alias` as one fixed predicate, whatever the request holds. */
@@ -39,7 +41,8 @@ export function chunkFilter(alias: string, f: ChunkFilterValues): SqlFragment {
     AND (${f.kinds}::text[] IS NULL OR ${a}.kind = ANY(${f.kinds}::text[]))
     AND (${f.scopes}::text[] IS NULL OR ${a}.scopes && ${f.scopes}::text[])
     AND (${f.since}::timestamptz IS NULL OR ${time} >= ${f.since}::timestamptz)
-    AND (${f.until}::timestamptz IS NULL OR ${time} < ${f.until}::timestamptz)`;
+    AND (${f.until}::timestamptz IS NULL OR ${time} < ${f.until}::timestamptz)
+    AND ${chunkHeld(alias, f.asOf)}`;
 }
 
 export interface LexicalRankingInput {

@@ -15,6 +15,7 @@ import {
   sql,
   validAt,
   visible,
+  factHeld,
 } from './sql.js';
 
 export interface MultiHopInput {
@@ -40,7 +41,8 @@ export interface MultiHopRow {
 
 /** Facts that may be served (never EVIDENCE_LOST here), visible with both endpoints. */
 function servedFact(input: MultiHopInput, visibleScopes: string[] | null): SqlFragment {
-  return sql`${validAt('f', input.asOf)} AND f.status <> 'EVIDENCE_LOST' AND ${factVisible('f', visibleScopes)}
+  return sql`${validAt('f', input.asOf)} AND f.status <> 'EVIDENCE_LOST' AND ${factHeld('f', input.filter.asOf)}
+    AND ${factVisible('f', visibleScopes)}
     AND ${relevant('f', input.scopes)}`;
 }
 

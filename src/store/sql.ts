@@ -9,7 +9,7 @@
  * `param(value)` used several times is bound once. Only the stores use it: SQL lives there.
  */
 import type { Queryable, QueryResult } from '../db/database.js';
-import { factVisibleTo, visibleTo } from './visibility.js';
+import { chunkHeldAt, factHeldAt, factVisibleTo, visibleTo } from './visibility.js';
 
 /** A value bound once however often it is interpolated. */
 export class Param {
@@ -139,4 +139,14 @@ export function validAt(
   const list = raw(statuses.map((s) => `'${s.replaceAll("'", "''")}'`).join(', '));
   return sql`${a}.status IN (${list})
   AND ${a}.valid_from <= ${at}::timestamptz AND (${a}.valid_to IS NULL OR ${a}.valid_to > ${at}::timestamptz)`;
+}
+
+/** A fact as memory held it at `asOf` (null = now): see visibility.ts, factHeldAt. */
+export function factHeld(alias: string, asOf: Date | null): SqlFragment {
+  return withPlaceholder(asOf, (p) => factHeldAt(alias, p));
+}
+
+/** A chunk as memory held it at `asOf` (null = now): see visibility.ts, chunkHeldAt. */
+export function chunkHeld(alias: string, asOf: Date | null): SqlFragment {
+  return withPlaceholder(asOf, (p) => chunkHeldAt(alias, p));
 }

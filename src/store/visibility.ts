@@ -21,3 +21,27 @@ export function factVisibleTo(alias: string, param: string): string {
                WHERE fe.namespace = ${f}namespace AND fe.key = ${f}${column}), false)`;
   return `(${visibleTo(alias, param)} AND ${endpoint('subject')} AND ${endpoint('object')})`;
 }
+
+/**
+ * A chunk as memory held it at `param` (a timestamptz placeholder; NULL = now, no bound): an
+ * observation's text by the observation's occurredAt, any other chunk (a document section) by
+ * when it was written.
+ */
+export function chunkHeldAt(alias: string, param: string): string {
+  const a = alias ? `${alias}.` : '';
+  return `(${param}::timestamptz IS NULL OR coalesce(${a}occurred_at, ${a}created_at) <= ${param}::timestamptz)`;
+}
+
+/**
+ * A fact as memory held it at `param` (NULL = now, no bound), beside being valid then: one
+ * drawn from observations needs one of them to have occurred by then (the rule observations
+ * themselves follow), so a later message never leaks into an earlier instant through its facts.
+ * A fact with no observation (asserted directly, a document link) has no other time than its
+ * validFrom, which validity already bounds.
+ */
+export function factHeldAt(alias: string, param: string): string {
+  const f = alias ? `${alias}.` : '';
+  return `(${param}::timestamptz IS NULL OR cardinality(${f}observation_ids) = 0
+    OR EXISTS (SELECT 1 FROM observations ho WHERE ho.namespace = ${f}namespace
+               AND ho.observation_id = ANY(${f}observation_ids) AND ho.occurred_at <= ${param}::timestamptz))`;
+}

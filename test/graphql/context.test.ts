@@ -62,7 +62,10 @@ function expectWellFormed(pack: Pack, budget: number) {
   for (const item of allItems(pack)) {
     if (item.kind === 'current') continue;
     const r = item.signals;
-    expect(item.score).toBeCloseTo(r.rrf + r.exactId + r.scope + r.current + r.evidence + r.freshness, 12);
+    expect(item.score).toBeCloseTo(
+      r.rrf + r.exactId + r.scope + r.current + r.evidence + r.freshness + r.newer,
+      12,
+    );
     expect(item.tokenEstimate).toBeGreaterThan(0);
     expect(parseGlobalId(item.id)?.typename).toMatch(/^(Fact|Chunk|Observation|Entity)$/);
   }

@@ -21,6 +21,7 @@ export interface PackItem {
     current: number;
     evidence: number;
     freshness: number;
+    newer: number;
     channels: { channel: string; rank: number; score: number | null }[];
   };
   provenance?: { steps: { kind: string; id: string | null; label: string; uri: string | null }[] };
@@ -45,7 +46,7 @@ export interface Pack {
 }
 
 const ITEM = `kind id namespace text title sourcePath score tokenEstimate conflict
-  signals { rrf exactId scope current evidence freshness channels { channel rank score } }`;
+  signals { rrf exactId scope current evidence freshness newer channels { channel rank score } }`;
 
 export const CONTEXT_QUERY = /* GraphQL */ `
   query Context($input: ContextInput!) {

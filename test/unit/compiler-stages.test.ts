@@ -67,11 +67,26 @@ function candidate(id: string, overrides: Partial<Candidate> = {}): Candidate {
 const scoredOf = (c: Candidate, score: number): Scored => ({
   candidate: c,
   score,
-  signals: { rrf: score, channels: [], exactId: 0, scope: 0, current: 0, evidence: 0, freshness: 0 },
+  signals: {
+    rrf: score,
+    channels: [],
+    exactId: 0,
+    scope: 0,
+    current: 0,
+    evidence: 0,
+    freshness: 0,
+    newer: 0,
+  },
 });
 
 function poolWith(candidates: Candidate[], queryVector: string | null = null): CandidatePool {
-  const pool = new CandidatePool(noDatabase, { asOf: NOW, queryVector, visibleScopes: null, scopes: null });
+  const pool = new CandidatePool(noDatabase, {
+    asOf: NOW,
+    heldAt: null,
+    queryVector,
+    visibleScopes: null,
+    scopes: null,
+  });
   for (const c of candidates) pool.hydrated.set(c.key, c);
   return pool;
 }
@@ -250,7 +265,16 @@ describe('trace', () => {
           title: 'Session s',
           sourcePath: null,
           score: 1,
-          signals: { rrf: 1, channels: [], exactId: 0, scope: 0, current: 0, evidence: 0, freshness: 0 },
+          signals: {
+            rrf: 1,
+            channels: [],
+            exactId: 0,
+            scope: 0,
+            current: 0,
+            evidence: 0,
+            freshness: 0,
+            newer: 0,
+          },
           tokenEstimate: 8,
           conflict: false,
         },

@@ -15,7 +15,7 @@
  * the compiler together.
  */
 import type { Queryable } from '../../db/database.js';
-import { factVisibleTo } from '../../store/visibility.js';
+import { factHeldAt, factVisibleTo } from '../../store/visibility.js';
 
 /** Phase-1 bound of every channel. */
 export const CHANNEL_LIMIT = 64;
@@ -33,6 +33,8 @@ export interface FactsChannelInput {
   /** Requested relevance scopes; null = no relevance filter. */
   scopes: string[] | null;
   asOf: Date;
+  /** What memory held at this instant (see store/visibility.ts, factHeldAt); null = now. */
+  heldAt?: Date | null;
   /** At most CHANNEL_LIMIT. */
   limit: number;
   /** Facts per seed and side (subject/object). */
@@ -71,7 +73,8 @@ export async function factsChannel(
   const seeds = dedupeSeeds(input.seeds);
   const limit = Math.min(CHANNEL_LIMIT, Math.max(1, input.limit));
   if (seeds.length === 0 && !input.freshestWithoutSeeds) return [];
-  const filters = `${liveAt('$4')} AND ${factVisibleTo('f', '$5')} AND ${relevantTo('f', '$6')}`;
+  const filters = `${liveAt('$4')} AND ${factHeldAt('f', '$11')} AND ${factVisibleTo('f', '$5')}
+    AND ${relevantTo('f', '$6')}`;
   const { rows } = await q.query<FactsChannelHit>(
     `/* contextFactsChannel */
      WITH seeds AS (
@@ -127,6 +130,7 @@ export async function factsChannel(
       limit,
       seeds.length === 0 ? input.namespaces : [],
       seeds.length === 0 && input.freshestWithoutSeeds,
+      input.heldAt ?? null,
     ],
   );
   return rows.map((r) => ({

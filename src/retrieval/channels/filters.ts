@@ -13,6 +13,7 @@ export const NO_FILTERS: Omit<ChunkFilter, 'namespaces' | 'visibleScopes'> = {
   scopes: null,
   since: null,
   until: null,
+  asOf: null,
 };
 
 /** A channel's candidate: a chunk and the channel's own raw score (null when it has none). */

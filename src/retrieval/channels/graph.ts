@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.js';
-import { factVisibleTo, visibleTo } from '../../store/visibility.js';
+import { chunkHeldAt, factHeldAt, factVisibleTo, visibleTo } from '../../store/visibility.js';
 
 export interface GraphSeed {
   namespace: string;
@@ -18,6 +18,11 @@ export interface GraphChannelInput {
   maxEdgesPerNode: number;
   /** Facts valid at this instant are walked (default now). */
   asOf?: Date | null;
+  /**
+   * What memory held at this instant (default now, no bound): facts whose evidence was there
+   * by then, a neighbour's chunk written by then (see store/visibility.ts).
+   */
+  heldAt?: Date | null;
 }
 
 export interface GraphNeighbor {
@@ -67,13 +72,13 @@ export async function graphChannel(q: Queryable, input: GraphChannelInput): Prom
          (SELECT f.fact_id, f.object AS next FROM facts f
           WHERE f.namespace = w.namespace AND f.subject = w.key AND f.status = 'ACTIVE'
             AND f.valid_from <= $4::timestamptz AND (f.valid_to IS NULL OR f.valid_to > $4::timestamptz)
-            AND ${factVisibleTo('f', '$3')}
+            AND ${factHeldAt('f', '$8')} AND ${factVisibleTo('f', '$3')}
           ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT $6)
          UNION ALL
          (SELECT f.fact_id, f.subject AS next FROM facts f
           WHERE f.namespace = w.namespace AND f.object = w.key AND f.status = 'ACTIVE'
             AND f.valid_from <= $4::timestamptz AND (f.valid_to IS NULL OR f.valid_to > $4::timestamptz)
-            AND ${factVisibleTo('f', '$3')}
+            AND ${factHeldAt('f', '$8')} AND ${factVisibleTo('f', '$3')}
           ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT $6)
        ) e
        WHERE w.distance < $5 AND NOT e.next = ANY(w.path)
@@ -89,6 +94,7 @@ export async function graphChannel(q: Queryable, input: GraphChannelInput): Prom
             CASE WHEN r.distance > 1 THEN r.through END AS "throughKey",
             (SELECT c.chunk_id FROM chunks c
              WHERE c.namespace = r.namespace AND c.node_key = r.key AND ${visibleTo('c', '$3')}
+               AND ${chunkHeldAt('c', '$8')}
              ORDER BY c.ord LIMIT 1) AS "chunkId"
      FROM reached r
      JOIN entities e ON e.namespace = r.namespace AND e.key = r.key AND ${visibleTo('e', '$3')}
@@ -102,6 +108,7 @@ export async function graphChannel(q: Queryable, input: GraphChannelInput): Prom
       hops,
       input.maxEdgesPerNode,
       input.maxNodes,
+      input.heldAt ?? null,
     ],
   );
   return rows.map((r) => ({

@@ -41,7 +41,11 @@ export const ContextInputRef = builder.inputType('ContextInput', {
     strategy: t.field({ type: ContextStrategyEnum, defaultValue: CONTEXT_DEFAULTS.strategy }),
     asOf: t.field({
       type: 'DateTime',
-      description: 'Facts as they were valid at this instant (default now).',
+      description:
+        'What memory held at this instant (default now): observations that occurred by then, documents and ' +
+        'other chunks written by then, facts valid then whose evidence was there by then (a fact drawn from ' +
+        'observations needs one that occurred by then) — an end date after it is not shown, the fact reads ' +
+        'as open. Freshness is measured from it. Retracted facts are never served.',
     }),
     k: t.int({
       defaultValue: CONTEXT_DEFAULTS.k,

@@ -15,6 +15,13 @@ export const ScoreSignalsRef = builder.objectRef<ScoreSignals>('ScoreSignals').i
     scope: t.exposeFloat('scope', { description: '+0.004 when the item carries a requested scope.' }),
     current: t.exposeFloat('current', { description: '+0.003 for a fact whose interval is still open.' }),
     evidence: t.exposeFloat('evidence', { description: '+0.002 per evidence rank of a fact (ASSERTED 3).' }),
-    freshness: t.exposeFloat('freshness', { description: 'Up to +0.005, halving every 14 days of age.' }),
+    freshness: t.exposeFloat('freshness', {
+      description: 'Up to +0.005, halving every 14 days of age (asOf, or now); none for a document link.',
+    }),
+    newer: t.exposeFloat('newer', {
+      description:
+        'Newer first on one topic: among observations that fit the query and name the same identifier of it, ' +
+        'the newest takes the best score of the group, the next the second…; this is the move (0 elsewhere).',
+    }),
   }),
 });

@@ -76,6 +76,13 @@ export const SearchInputRef = builder.inputType('SearchInput', {
       description: 'Graph neighbours of the top hits: 0 (none) to 2 hops.',
     }),
     filters: t.field({ type: SearchFiltersRef }),
+    asOf: t.field({
+      type: 'DateTime',
+      description:
+        'What memory held at this instant (default now): hits are observations that occurred by then and ' +
+        'documents written by then; graph neighbours come through facts valid then whose evidence was there ' +
+        'by then (see ContextInput.asOf).',
+    }),
     weights: t.field({ type: ChannelWeightsRef }),
     rrfK: t.int({ defaultValue: SEARCH_DEFAULTS.rrfK }),
     rerank: t.boolean({
