@@ -6,6 +6,7 @@
  *
  *   DATABASE_URL=postgres://…/NAME npx tsx bench/explain-reads.ts [--size L] [--only context,search] [--i 3]
  *
+ * `--repeat N --no-plans` under `node --cpu-prof --import tsx` profiles the gateway instead.
  * PostgreSQL only (PGlite has no separate server to explain on). Reads only, except the trace
  * rows the reads themselves write.
  */
@@ -26,7 +27,9 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '42' },
     only: { type: 'string', default: 'context,search,typedContext' },
     i: { type: 'string', default: '3' },
-    plans: { type: 'boolean', default: true },
+    'no-plans': { type: 'boolean', default: false },
+    /** Then run the request this many more times (for a CPU profile: node --cpu-prof --import tsx). */
+    repeat: { type: 'string', default: '0' },
   },
 });
 const url = process.env.DATABASE_URL;
@@ -86,9 +89,18 @@ for (const name of (values.only ?? '').split(',')) {
   for (const s of capture.statements()) {
     console.log(`\n### ${statementName(s.sql)} — ${(s.end - s.start).toFixed(2)} ms in the gateway`);
     // Reads only: a write would be run a second time.
-    if (!values.plans || /\b(INSERT|UPDATE|DELETE)\b/i.test(s.sql)) continue;
+    if (values['no-plans'] || /\b(INSERT|UPDATE|DELETE)\b/i.test(s.sql)) continue;
     const plan = await raw.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${s.sql}`, s.params);
     console.log(plan.rows.map((r) => r['QUERY PLAN']).join('\n'));
+  }
+}
+const repeat = Number(values.repeat);
+if (repeat > 0) {
+  for (const name of (values.only ?? '').split(',')) {
+    const scenario = SCENARIOS.find((s): s is ReadScenario => s.kind === 'read' && s.name === name)!;
+    const t0 = performance.now();
+    for (let r = 0; r < repeat; r++) await gql(scenario.document, scenario.variables(ds, r));
+    console.log(`\n${name}: ${repeat} more requests, ${((performance.now() - t0) / repeat).toFixed(1)} ms each`);
   }
 }
 await app.close();
