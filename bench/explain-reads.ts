@@ -100,7 +100,9 @@ if (repeat > 0) {
     const scenario = SCENARIOS.find((s): s is ReadScenario => s.kind === 'read' && s.name === name)!;
     const t0 = performance.now();
     for (let r = 0; r < repeat; r++) await gql(scenario.document, scenario.variables(ds, r));
-    console.log(`\n${name}: ${repeat} more requests, ${((performance.now() - t0) / repeat).toFixed(1)} ms each`);
+    console.log(
+      `\n${name}: ${repeat} more requests, ${((performance.now() - t0) / repeat).toFixed(1)} ms each`,
+    );
   }
 }
 await app.close();
