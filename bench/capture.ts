@@ -99,6 +99,11 @@ export class StatementCapture {
     };
   }
 
+  /** The last capture's statements in the order they were issued. */
+  statements(): readonly CapturedStatement[] {
+    return this.last;
+  }
+
   /** Runs the last capture's statements one after another on the raw driver, `repeats` times. */
   async replay(repeats: number): Promise<ReplayResult> {
     const totals: number[] = [];

@@ -37,6 +37,8 @@ export interface Throwaway {
   openMigrated(): Promise<{ db: Database; ms: number; fromTemplate: boolean }>;
   /** Deletes everything the run created. */
   destroy(): Promise<void>;
+  /** A kept database that already holds this run's dataset: the load is skipped. */
+  reused: boolean;
 }
 
 export const STATEMENT_TIMEOUT_MS = 600_000;
@@ -77,10 +79,50 @@ export interface ThrowawayOptions {
   /** Where a migrated empty PGlite template is kept between runs (initdb is the slow part). */
   cacheDir: string;
   embedding: { model: string; dimensions: number };
+  /**
+   * postgres only: a database kept between runs under this name (created and loaded on the
+   * first run, then reused as it is), so profiling at size L does not pay the load every time.
+   */
+  keepDatabase?: string | undefined;
 }
 
-export async function createThrowaway(backend: BenchBackend, options: ThrowawayOptions): Promise<Throwaway> {
+const LOADED_MARKER = 'memgate_bench_loaded';
+
+/** Marks a kept database as holding the dataset `key` (size + seed), so the next run reuses it. */
+export async function markLoaded(db: Database, key: string): Promise<void> {
+  await db.query(`/* benchMarkLoaded */ CREATE TABLE IF NOT EXISTS ${LOADED_MARKER} (key text PRIMARY KEY)`);
+  await db.query(
+    `/* benchMarkLoaded */ INSERT INTO ${LOADED_MARKER} (key) VALUES ($1) ON CONFLICT DO NOTHING`,
+    [key],
+  );
+}
+
+async function holdsDataset(url: string, key: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const r = await client.query<{ n: number }>(
+      `/* benchLoadedCheck */ SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = $1`,
+      [LOADED_MARKER],
+    );
+    if (!r.rows[0]?.n) return false;
+    const k = await client.query(`/* benchLoadedCheck */ SELECT 1 FROM ${LOADED_MARKER} WHERE key = $1`, [
+      key,
+    ]);
+    return (k.rowCount ?? 0) > 0;
+  } finally {
+    await client.end();
+  }
+}
+
+export async function createThrowaway(
+  backend: BenchBackend,
+  options: ThrowawayOptions,
+  datasetKey = '',
+): Promise<Throwaway> {
   const { databaseUrl, embedding } = options;
+  if (backend === 'pglite' && options.keepDatabase)
+    throw new Error('--keep-db works with --backend postgres only');
   if (backend === 'pglite') {
     reapStaleDirectories();
     const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
@@ -107,6 +149,7 @@ export async function createThrowaway(backend: BenchBackend, options: ThrowawayO
         return { db, ms: performance.now() - started, fromTemplate };
       },
       destroy: async () => rmSync(dir, { recursive: true, force: true }),
+      reused: false,
     };
   }
   if (!databaseUrl) {
@@ -115,15 +158,27 @@ export async function createThrowaway(backend: BenchBackend, options: ThrowawayO
         'scripts/with-native-postgres.sh npm run bench -- --backend postgres',
     );
   }
-  const name = `memgate_bench_${randomBytes(5).toString('hex')}`;
+  const kept = options.keepDatabase;
+  if (kept !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(kept))
+    throw new Error(`--keep-db must be a lower-case SQL identifier, got ${kept}`);
+  const name = kept ?? `memgate_bench_${randomBytes(5).toString('hex')}`;
+  const url = withDatabase(databaseUrl, name);
   const admin = new pg.Client({ connectionString: databaseUrl });
   await admin.connect();
+  let reused = false;
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    const exists = await admin.query(
+      `/* benchDatabaseExists */ SELECT 1 FROM pg_database WHERE datname = $1`,
+      [name],
+    );
+    if (kept && exists.rowCount && (await holdsDataset(url, datasetKey))) reused = true;
+    else {
+      if (exists.rowCount) await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${name}`);
+    }
   } finally {
     await admin.end();
   }
-  const url = withDatabase(databaseUrl, name);
   const open = () => openPostgres({ connectionString: url, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
   return {
     location: { backend, url, name },
@@ -134,7 +189,9 @@ export async function createThrowaway(backend: BenchBackend, options: ThrowawayO
       await migrate(db, embedding);
       return { db, ms: performance.now() - started, fromTemplate: false };
     },
+    reused,
     destroy: async () => {
+      if (kept) return;
       const dropper = new pg.Client({ connectionString: databaseUrl });
       await dropper.connect();
       try {

@@ -27,6 +27,9 @@ export const BENCH_USAGE = `Usage: npm run bench -- [options]        (or: npx me
                           retainDocuments, assertFacts)
   --seed N                generator seed (default 42)
   --out DIR               results directory (default bench/results)
+  --keep-db NAME          postgres: keep the loaded database NAME after the run and reuse it
+                          on the next run with the same size and seed (skips the load; for
+                          profiling, not for published figures)
   --render FILE.json      only re-render the Markdown of a results file
   --summary [FILE.json…]  only print one table across results files (default: bench/results/[SL]-*.json)
 
@@ -105,6 +108,9 @@ export function parseBenchArgs(
         break;
       case '--out':
         options.out = value();
+        break;
+      case '--keep-db':
+        options.keepDatabase = value();
         break;
       default:
         throw new Error(`unknown option ${arg}`);

@@ -13,7 +13,7 @@ import { parseConfig } from '../src/config.js';
 import { createEmbedder } from '../src/providers/create-embedder.js';
 import { loadWordVectors } from '../src/providers/embedding-cache.js';
 import { resolveSettings } from '../src/retrieval/settings.js';
-import { type BenchBackend, createThrowaway, pgliteDir } from './database.js';
+import { type BenchBackend, createThrowaway, markLoaded, pgliteDir } from './database.js';
 import { Dataset, SIZES, type SizeName, type SizeSpec } from './generate.js';
 import { startGateway } from './gateway-process.js';
 import { type HnswRecall, measureHnswRecall } from './hnsw-recall.js';
@@ -52,6 +52,8 @@ export interface BenchOptions {
   only: string[];
   cacheDir: string;
   databaseUrl: string | undefined;
+  /** postgres: keep the loaded database under this name and reuse it next time. */
+  keepDatabase?: string | undefined;
   argv: string[];
 }
 
@@ -205,11 +207,17 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
       `${spec.facts} facts, ${spec.chunks} chunks (${ds.observations} observations)`,
   );
 
-  const throwaway = await createThrowaway(options.backend, {
-    databaseUrl: options.databaseUrl,
-    cacheDir: options.cacheDir,
-    embedding: { model: embedder.model, dimensions: embedder.dimensions },
-  });
+  const datasetKey = `${spec.name}:${options.seed}:${embedder.model}`;
+  const throwaway = await createThrowaway(
+    options.backend,
+    {
+      databaseUrl: options.databaseUrl,
+      cacheDir: options.cacheDir,
+      embedding: { model: embedder.model, dimensions: embedder.dimensions },
+      keepDatabase: options.keepDatabase,
+    },
+    datasetKey,
+  );
   log(
     `database: ${throwaway.location.backend === 'pglite' ? throwaway.location.dir : throwaway.location.name}`,
   );
@@ -238,19 +246,28 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
     let hubDegree: number;
     const versions: Record<string, string> = {};
     try {
-      load = await loadDataset(db, ds, embedder, log);
-      load.phases.unshift({
-        name: `create + migrate${opened.fromTemplate ? ' (template)' : ''}`,
-        ms: opened.ms,
-      });
-      load.totalMs += opened.ms;
-      log(`loaded in ${(load.totalMs / 1000).toFixed(1)} s; measuring HNSW recall`);
-      hnsw = await measureHnswRecall(db, ds, embedder, {
-        queries: options.quick ? 20 : options.size === 'L' ? 50 : 100,
-        k: [10, 20],
-        // pgvector's default, and what search and context configure (src/retrieval/settings.ts).
-        efSearch: [...new Set([40, configuredEfSearch(embedder.model)])],
-      });
+      if (throwaway.reused) {
+        log(
+          `reusing the kept database ${throwaway.location.backend === 'postgres' ? throwaway.location.name : ''} (no load, no HNSW recall)`,
+        );
+        load = { phases: [], totalMs: 0, rows: {} };
+        hnsw = [];
+      } else {
+        load = await loadDataset(db, ds, embedder, log);
+        load.phases.unshift({
+          name: `create + migrate${opened.fromTemplate ? ' (template)' : ''}`,
+          ms: opened.ms,
+        });
+        load.totalMs += opened.ms;
+        log(`loaded in ${(load.totalMs / 1000).toFixed(1)} s; measuring HNSW recall`);
+        hnsw = await measureHnswRecall(db, ds, embedder, {
+          queries: options.quick ? 20 : options.size === 'L' ? 50 : 100,
+          k: [10, 20],
+          // pgvector's default, and what search and context configure (src/retrieval/settings.ts).
+          efSearch: [...new Set([40, configuredEfSearch(embedder.model)])],
+        });
+        if (options.keepDatabase) await markLoaded(db, datasetKey);
+      }
       dbBytesAfterLoad = await databaseBytes(db);
       const hub = await db.query<{ n: number }>(
         `/* benchHubDegree */ SELECT count(*)::int AS n FROM facts WHERE namespace = $1 AND (subject = $2 OR object = $2)`,

@@ -1,10 +1,9 @@
 /**
- * Candidates of a compilation: what a channel hands over (a reference, phase 1) and what phase 2
- * turns it into (the few columns packing needs). Pure types and helpers — no SQL here.
+ * Candidates of a compilation: what a channel hands over (a reference, phase 1:
+ * retrieval/candidate-ref.ts, shared with search) and what phase 2 turns it into (the few columns packing needs). Pure types and helpers — no SQL here.
  */
 import { globalId } from '../global-id.js';
-
-export type CandidateKind = 'fact' | 'chunk' | 'observation' | 'entity';
+import type { CandidateKind } from '../retrieval/candidate-ref.js';
 
 export const SECTION_KINDS = [
   'CURRENT',
@@ -16,33 +15,8 @@ export const SECTION_KINDS = [
 ] as const;
 export type SectionKind = (typeof SECTION_KINDS)[number];
 
-/** Phase 1: a channel's hit. `id` is the fact id, chunk id, observation id or entity key. */
-export interface CandidateRef {
-  kind: CandidateKind;
-  namespace: string;
-  id: string;
-  /** The channel's own raw score (cosine similarity, BM25…), when it has one. */
-  score?: number | null;
-  /** Cosine distance to the query, when the channel measured it. */
-  distance?: number | null;
-  /** Owner entity of a chunk, when the channel knows it (seeds graph and facts). */
-  nodeKey?: string | null;
-}
-
-/** `kind|namespace|id`: one candidate whatever channel reached it. */
-export function candidateKey(ref: Pick<CandidateRef, 'kind' | 'namespace' | 'id'>): string {
-  return `${ref.kind}|${ref.namespace}|${ref.id}`;
-}
-
-export function parseCandidateKey(key: string): { kind: CandidateKind; namespace: string; id: string } {
-  const first = key.indexOf('|');
-  const second = key.indexOf('|', first + 1);
-  return {
-    kind: key.slice(0, first) as CandidateKind,
-    namespace: key.slice(first + 1, second),
-    id: key.slice(second + 1),
-  };
-}
+export type { CandidateKind, CandidateRef } from '../retrieval/candidate-ref.js';
+export { candidateKey, parseCandidateKey } from '../retrieval/candidate-ref.js';
 
 const TYPENAME: Readonly<Record<CandidateKind, string>> = {
   fact: 'Fact',

@@ -8,11 +8,10 @@ import type { Queryable } from '../db/database.js';
 import type { ChannelRunner } from '../retrieval/channel-runner.js';
 import { withTimeout } from '../retrieval/channel-runner.js';
 import { exactChannel } from '../retrieval/channels/exact.js';
-import type { ChunkCandidate } from '../retrieval/channels/filters.js';
 import { lexicalChannel } from '../retrieval/channels/lexical.js';
 import { vectorChannel } from '../retrieval/channels/vector.js';
 import { extractIdentifiers } from '../retrieval/identifiers.js';
-import type { CandidateRef } from './candidates.js';
+import { type CandidateRef, chunkRef } from '../retrieval/candidate-ref.js';
 import { type CompilePlan, runs } from './plan.js';
 import { type RankLists, rankListOf, uniqueRefs } from './rank-lists.js';
 
@@ -41,14 +40,6 @@ export async function runQueryChannels(
         return null;
       })
     : Promise.resolve(null);
-  const chunkRef = (h: ChunkCandidate): CandidateRef => ({
-    kind: 'chunk',
-    namespace: h.namespace,
-    id: String(h.chunkId),
-    score: h.score,
-    // The entity a hit is about (none for an observation's own text): seeds without a read.
-    nodeKey: h.observationText ? null : h.nodeKey,
-  });
   const { settings, filter, perChannel } = plan;
   const [vectorRefs, lexicalRefs, exactRefs] = await Promise.all([
     runs(plan, 'vector')

@@ -4,13 +4,8 @@ import type { Llm } from '../providers/llm.js';
 import type { ChunkRow } from '../store/chunk-store.js';
 import { ChannelRunner } from './channel-runner.js';
 import { exactChannel } from './channels/exact.js';
-import {
-  type ChunkCandidate,
-  type ChunkFilter,
-  candidateId,
-  NO_FILTERS,
-  parseCandidateId,
-} from './channels/filters.js';
+import { chunkKey, parseChunkKey } from './candidate-ref.js';
+import { type ChunkCandidate, type ChunkFilter, NO_FILTERS } from './channels/filters.js';
 import { type GraphNeighbor, graphChannel } from './channels/graph.js';
 import { lexicalChannel } from './channels/lexical.js';
 import { listingChannel } from './channels/listing.js';
@@ -129,7 +124,7 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
   if (query === '') {
     const listed = await runner.run('list', 0, () => listingChannel(ctx.db, { filter, limit: request.k }));
     ranked = listed.map((c, rank) => ({
-      id: candidateId(c),
+      id: chunkKey(c),
       namespace: c.namespace,
       nodeKey: c.nodeKey,
       rrf: 0,
@@ -147,7 +142,7 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
   const head = ranked.slice(0, poolSize);
   const seeds = distinctNodes(head.slice(0, Math.min(request.k, s.graph.seeds)));
   const [rows, neighbors] = await Promise.all([
-    ctx.loadChunks(head.map((r) => parseCandidateId(r.id))),
+    ctx.loadChunks(head.map((r) => parseChunkKey(r.id))),
     s.graph.enabled && request.hops > 0 && seeds.length > 0
       ? runner.run('graph', s.graph.weight, () =>
           graphChannel(ctx.db, {
@@ -259,7 +254,7 @@ async function runChannels(
         )
         .then((found) => {
           lists.set('exact', found);
-          for (const c of found) if (c.exactMatches > 0) exact.set(candidateId(c), c.exactMatches);
+          for (const c of found) if (c.exactMatches > 0) exact.set(chunkKey(c), c.exactMatches);
         }),
     );
   }
@@ -277,7 +272,7 @@ function fuseLists(
     input.set(
       channel,
       list.map((c) => {
-        const id = candidateId(c);
+        const id = chunkKey(c);
         nodes.set(id, c);
         return { id, score: c.score };
       }),
@@ -324,7 +319,7 @@ async function rerankHits(
     const rank = neighbors.indexOf(n);
     const rrf = s.graph.weight / (s.rrfK + rank + 1);
     pool.push({
-      id: candidateId(chunk),
+      id: chunkKey(chunk),
       namespace: chunk.namespace,
       nodeKey: chunk.nodeKey,
       rrf,

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { FACT_COLUMNS, type FactRow } from './fact-store.js';
+import { param, run, sql, visible } from './sql.js';
 import { factVisibleTo, visibleTo } from './visibility.js';
 
 /**
@@ -33,7 +34,13 @@ export interface AnchorMatch {
   kind: string;
 }
 
-/** Entities matching each candidate (at most `perCandidate` each), by anchor, candidate, key. */
+/**
+ * Entities matching each candidate (at most `perCandidate` each), by anchor, candidate, key.
+ * One arm per kind of candidate, each through its own index — the primary key for a key, the
+ * GIN indexes for an entity alias or attributes, the (namespace, kind, key) index for a
+ * pattern — behind a gate on the candidate's shape (a one-time filter per candidate row), so
+ * no arm scans the namespace's entities for a candidate it cannot match.
+ */
 export async function matchAnchorCandidates(
   q: Queryable,
   namespace: string,
@@ -42,39 +49,51 @@ export async function matchAnchorCandidates(
   visibleScopes: string[] | null,
 ): Promise<AnchorMatch[]> {
   if (candidates.length === 0) return [];
-  const { rows } = await q.query<AnchorMatch>(
-    `/* matchAnchorCandidates */
+  const ns = param(namespace);
+  // Checks every arm repeats (an arm's own index condition is written again, plainly, so the
+  // planner can use it): the candidate's kinds, pattern, attributes and alias, and visibility.
+  const common = sql`e.namespace = ${ns} AND (c.kinds IS NULL OR e.kind = ANY(c.kinds))
+           AND (c.pattern IS NULL OR e.key LIKE c.pattern)
+           AND (c.attrs IS NULL OR e.attributes @> c.attrs)
+           AND (c.alias IS NULL OR e.aliases @> ARRAY[c.alias])
+           AND ${visible('e', visibleScopes)}`;
+  const { rows } = await run<AnchorMatch>(
+    q,
+    sql`/* matchAnchorCandidates */
      SELECT c.i, c.ord, x.key, x.kind
-     FROM jsonb_to_recordset($2::jsonb) AS c(i int, ord int, kinds text[], key text, pattern text, attrs jsonb, alias text)
+     FROM jsonb_to_recordset(${
+       // A JSON string: an array parameter would be sent as a PostgreSQL array by node-postgres.
+       JSON.stringify(
+         candidates.map((c) => ({
+           i: c.i,
+           ord: c.ord,
+           kinds: c.kinds,
+           key: c.key ?? null,
+           pattern: c.pattern ?? null,
+           attrs: c.attrs ?? null,
+           alias: c.alias ?? null,
+         })),
+       )
+     }::jsonb) AS c(i int, ord int, kinds text[], key text, pattern text, attrs jsonb, alias text)
      CROSS JOIN LATERAL (
-       SELECT e.key, e.kind FROM entities e
-       WHERE e.namespace = $1 AND (c.kinds IS NULL OR e.kind = ANY(c.kinds))
-         AND (c.key IS NULL OR e.key = c.key)
-         AND (c.pattern IS NULL OR e.key LIKE c.pattern)
-         AND (c.attrs IS NULL OR e.attributes @> c.attrs)
-         AND (c.alias IS NULL OR e.aliases @> ARRAY[c.alias])
-         AND ${visibleTo('e', '$3')}
-       ORDER BY e.key COLLATE "C"
-       LIMIT $4
+       SELECT m.key, m.kind FROM (
+         SELECT e.key, e.kind FROM entities e
+         WHERE c.key IS NOT NULL AND e.key = c.key AND ${common}
+         UNION ALL
+         SELECT e.key, e.kind FROM entities e
+         WHERE c.key IS NULL AND c.alias IS NOT NULL AND e.aliases @> ARRAY[c.alias] AND ${common}
+         UNION ALL
+         SELECT e.key, e.kind FROM entities e
+         WHERE c.key IS NULL AND c.alias IS NULL AND c.attrs IS NOT NULL AND e.attributes @> c.attrs
+           AND ${common}
+         UNION ALL
+         SELECT e.key, e.kind FROM entities e
+         WHERE c.key IS NULL AND c.alias IS NULL AND c.attrs IS NULL AND ${common}
+       ) m
+       ORDER BY m.key COLLATE "C"
+       LIMIT ${perCandidate}
      ) x
      ORDER BY c.i, c.ord, x.key COLLATE "C"`,
-    [
-      namespace,
-      // A JSON string: an array parameter would be sent as a PostgreSQL array by node-postgres.
-      JSON.stringify(
-        candidates.map((c) => ({
-          i: c.i,
-          ord: c.ord,
-          kinds: c.kinds,
-          key: c.key ?? null,
-          pattern: c.pattern ?? null,
-          attrs: c.attrs ?? null,
-          alias: c.alias ?? null,
-        })),
-      ),
-      visibleScopes,
-      perCandidate,
-    ],
   );
   return rows.map((r) => ({ ...r, i: Number(r.i), ord: Number(r.ord) }));
 }

@@ -30,16 +30,6 @@ export interface ChunkCandidate {
   observationText?: boolean;
 }
 
-/** The id fusion works on: chunk ids are unique per namespace only. */
-export function candidateId(c: { namespace: string; chunkId: number }): string {
-  return `${c.namespace}\u0000${c.chunkId}`;
-}
-
-export function parseCandidateId(id: string): { namespace: string; chunkId: number } {
-  const i = id.lastIndexOf('\u0000');
-  return { namespace: id.slice(0, i), chunkId: Number(id.slice(i + 1)) };
-}
-
 /** Rows from either backend: bigint and numeric may come back as strings. */
 export function toCandidates(
   rows: { namespace: string; chunkId: unknown; nodeKey: string; score: unknown; observationText?: unknown }[],

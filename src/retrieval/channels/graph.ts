@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.js';
-import { chunkHeldAt, factHeldAt, factVisibleTo, visibleTo } from '../../store/visibility.js';
+import { type GraphWalkRow, graphNeighbours } from '../../store/anchored-channel-store.js';
 
 export interface GraphSeed {
   namespace: string;
@@ -25,20 +25,12 @@ export interface GraphChannelInput {
   heldAt?: Date | null;
 }
 
-export interface GraphNeighbor {
-  namespace: string;
-  key: string;
-  /** Hops from the nearest seed (1 or 2). */
-  distance: number;
-  /** The fact the nearest path arrived through. */
-  factId: string;
-  /** For a distance-2 neighbour, the first-hop entity of that path. */
-  throughKey: string | null;
-  /** How many walked edges reach this node: more paths from the seeds, more related. */
-  support: number;
-  /** The node's first visible chunk, when it has text (for rerank pools and packing). */
-  chunkId: number | null;
-}
+/**
+ * A neighbour: hops from the nearest seed (1 or 2), the fact the nearest path arrived through,
+ * for distance 2 the first-hop entity (`throughKey`), how many walked edges reach it
+ * (`support`), and its first visible chunk when it has text.
+ */
+export type GraphNeighbor = GraphWalkRow;
 
 /**
  * Neighbours of the seeds through current facts (status ACTIVE, valid at `asOf`), breadth
@@ -52,72 +44,13 @@ export async function graphChannel(q: Queryable, input: GraphChannelInput): Prom
   const hops = Math.max(0, Math.min(2, Math.trunc(input.hops)));
   const seeds = input.seeds.filter((s) => input.namespaces.includes(s.namespace));
   if (hops === 0 || seeds.length === 0 || input.maxNodes <= 0) return [];
-  const { rows } = await q.query<{
-    namespace: string;
-    key: string;
-    distance: unknown;
-    factId: string;
-    throughKey: string | null;
-    support: unknown;
-    chunkId: unknown;
-  }>(
-    `/* graphChannel */
-     WITH RECURSIVE seeds AS (
-       SELECT DISTINCT s.namespace, s.key FROM unnest($1::text[], $2::text[]) AS s(namespace, key)
-     ), walk(namespace, key, distance, via, path) AS (
-       SELECT s.namespace, s.key, 0, NULL::text, ARRAY[s.key] FROM seeds s
-       UNION ALL
-       SELECT w.namespace, e.next, w.distance + 1, e.fact_id, w.path || e.next
-       FROM walk w CROSS JOIN LATERAL (
-         (SELECT f.fact_id, f.object AS next FROM facts f
-          WHERE f.namespace = w.namespace AND f.subject = w.key AND f.status = 'ACTIVE'
-            AND f.valid_from <= $4::timestamptz AND (f.valid_to IS NULL OR f.valid_to > $4::timestamptz)
-            AND ${factHeldAt('f', '$8')} AND ${factVisibleTo('f', '$3')}
-          ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT $6)
-         UNION ALL
-         (SELECT f.fact_id, f.subject AS next FROM facts f
-          WHERE f.namespace = w.namespace AND f.object = w.key AND f.status = 'ACTIVE'
-            AND f.valid_from <= $4::timestamptz AND (f.valid_to IS NULL OR f.valid_to > $4::timestamptz)
-            AND ${factHeldAt('f', '$8')} AND ${factVisibleTo('f', '$3')}
-          ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT $6)
-       ) e
-       WHERE w.distance < $5 AND NOT e.next = ANY(w.path)
-     ), reached AS (
-       SELECT w.namespace, w.key, min(w.distance) AS distance, count(*) AS support,
-              (array_agg(w.via ORDER BY w.distance, w.via))[1] AS via,
-              (array_agg(w.path[2] ORDER BY w.distance, w.via))[1] AS through
-       FROM walk w
-       WHERE w.distance > 0 AND NOT EXISTS (SELECT 1 FROM seeds s WHERE s.namespace = w.namespace AND s.key = w.key)
-       GROUP BY w.namespace, w.key
-     )
-     SELECT r.namespace, r.key, r.distance, r.via AS "factId", r.support,
-            CASE WHEN r.distance > 1 THEN r.through END AS "throughKey",
-            (SELECT c.chunk_id FROM chunks c
-             WHERE c.namespace = r.namespace AND c.node_key = r.key AND ${visibleTo('c', '$3')}
-               AND ${chunkHeldAt('c', '$8')}
-             ORDER BY c.ord LIMIT 1) AS "chunkId"
-     FROM reached r
-     JOIN entities e ON e.namespace = r.namespace AND e.key = r.key AND ${visibleTo('e', '$3')}
-     ORDER BY r.distance, r.support DESC, r.namespace, r.key
-     LIMIT $7`,
-    [
-      seeds.map((s) => s.namespace),
-      seeds.map((s) => s.key),
-      input.visibleScopes,
-      input.asOf ?? new Date(),
-      hops,
-      input.maxEdgesPerNode,
-      input.maxNodes,
-      input.heldAt ?? null,
-    ],
-  );
-  return rows.map((r) => ({
-    namespace: r.namespace,
-    key: r.key,
-    distance: Number(r.distance),
-    factId: r.factId,
-    throughKey: r.throughKey,
-    support: Number(r.support),
-    chunkId: r.chunkId == null ? null : Number(r.chunkId),
-  }));
+  return graphNeighbours(q, {
+    seeds,
+    visibleScopes: input.visibleScopes,
+    asOf: input.asOf ?? new Date(),
+    heldAt: input.heldAt ?? null,
+    hops,
+    maxNodes: input.maxNodes,
+    maxEdgesPerNode: input.maxEdgesPerNode,
+  });
 }
