@@ -17,11 +17,11 @@ export interface GraphHandlers {
 export function drawNeighbourhood(container: HTMLElement, entity: Entity, handlers: GraphHandlers): Core {
   const nodes = new Map<string, ElementDefinition>();
   const edges = new Map<string, ElementDefinition>();
-  const addNode = (key: string, title: string, kind: string | null, distance: number) => {
-    const known = nodes.get(key);
-    if (known && (known.data.distance as number) <= distance) return;
+  const addNode = (key: string, title: string, kind: string, distance: number) => {
+    // Nearest first: the neighbours (with their true distance) are added before history endpoints.
+    if (nodes.has(key)) return;
     nodes.set(key, {
-      data: { id: key, label: title, colour: kind ? kindColour(kind) : '#94a3b8', distance },
+      data: { id: key, label: title, colour: kindColour(kind), distance },
       classes: distance === 0 ? 'centre' : '',
     });
   };
@@ -45,7 +45,7 @@ export function drawNeighbourhood(container: HTMLElement, entity: Entity, handle
   for (const { node: fact } of entity.history.edges) {
     const closed = !valid.has(fact.id);
     for (const end of [fact.subject, fact.object]) {
-      if (end.key !== entity.key) addNode(end.key, end.title, null, 1);
+      if (end.key !== entity.key) addNode(end.key, end.title, end.kind, 1);
     }
     addEdge(fact, closed);
   }

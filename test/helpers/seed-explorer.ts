@@ -17,7 +17,10 @@ interface Payload {
   results: { key: string | null; code: string | null; message: string | null }[];
 }
 
-export async function seedExplorer(gw: TestGateway, token: string): Promise<{ acmeFact: string; globexFact: string }> {
+export async function seedExplorer(
+  gw: TestGateway,
+  token: string,
+): Promise<{ acmeFact: string; globexFact: string }> {
   const ns = EXPLORER_NAMESPACE;
   const write = async (field: string, query: string, variables: Record<string, unknown>) => {
     const res = await gw.gql<Record<string, Payload>>(query, { ns, ...variables }, { token });
@@ -108,11 +111,26 @@ export async function seedExplorer(gw: TestGateway, token: string): Promise<{ ac
       object: 'project:atlas',
       validFrom: '2024-06-01T00:00:00Z',
     },
-    { subject: 'person:bob', predicate: 'member_of', object: 'project:atlas', validFrom: '2024-06-01T00:00:00Z' },
-    { subject: 'project:atlas', predicate: 'owned_by', object: 'org:acme', validFrom: '2024-06-01T00:00:00Z' },
+    {
+      subject: 'person:bob',
+      predicate: 'member_of',
+      object: 'project:atlas',
+      validFrom: '2024-06-01T00:00:00Z',
+    },
+    {
+      subject: 'project:atlas',
+      predicate: 'owned_by',
+      object: 'org:acme',
+      validFrom: '2024-06-01T00:00:00Z',
+    },
   ]);
   const [paris] = await assert([
-    { subject: 'person:alice', predicate: 'lives_in', object: 'city:paris', validFrom: '2024-02-01T00:00:00Z' },
+    {
+      subject: 'person:alice',
+      predicate: 'lives_in',
+      object: 'city:paris',
+      validFrom: '2024-02-01T00:00:00Z',
+    },
   ]);
   await assert([
     {
