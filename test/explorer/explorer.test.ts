@@ -20,6 +20,8 @@ let page: Page;
 let tokens: Record<string, string>;
 let origin: string;
 const requested: string[] = [];
+/** Milliseconds, written to .ci/artifacts/explorer/timing.json for the README's figures. */
+const timing: Record<string, number | null> = {};
 
 beforeAll(async () => {
   const file = writeTokensFile([
@@ -36,6 +38,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  writeFileSync(join(SCREENSHOT_DIR, 'timing.json'), `${JSON.stringify(timing, null, 2)}\n`);
   await browser?.close();
   await gw?.close();
 });
@@ -71,7 +74,7 @@ describe('explorer page', () => {
     const response = await page.goto(`${origin}/explore/`);
     expect(response?.status()).toBe(200);
     await page.getByRole('button', { name: 'Connect' }).waitFor();
-    const timing = await page.evaluate(() => {
+    const first = await page.evaluate(() => {
       const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
       const paint = performance.getEntriesByName('first-contentful-paint')[0];
       return {
@@ -80,9 +83,34 @@ describe('explorer page', () => {
         fcp: paint?.startTime ?? null,
       };
     });
-    writeFileSync(join(SCREENSHOT_DIR, 'timing.json'), `${JSON.stringify(timing, null, 2)}\n`);
+    expect(first.fcp).not.toBeNull();
+    // The figure the README quotes: first contentful paint of a cold load (HTTP cache off), median of 5.
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+    const paints: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await page.goto(`${origin}/explore/?run=${i}`);
+      await page.getByRole('button', { name: 'Connect' }).waitFor();
+      paints.push(
+        await page.evaluate(
+          () =>
+            new Promise<number>((resolve) => {
+              const seen = performance.getEntriesByName('first-contentful-paint')[0];
+              if (seen) return resolve(seen.startTime);
+              new PerformanceObserver((list) => resolve(list.getEntries()[0]!.startTime)).observe({
+                type: 'paint',
+              });
+            }),
+        ),
+      );
+    }
+    await cdp.send('Network.setCacheDisabled', { cacheDisabled: false });
+    await cdp.detach();
+    paints.sort((a, b) => a - b);
+    Object.assign(timing, first, { coldFcpMedianOf5: paints[2]!, coldFcpMax: paints[4]! });
     console.log(`explorer first view: ${JSON.stringify(timing)}`);
-    expect(timing.fcp).not.toBeNull();
+    await page.goto(`${origin}/explore/`);
+    await page.getByRole('button', { name: 'Connect' }).waitFor();
     await shot('01-connect');
     expect(requested.every((url) => url.startsWith(`${origin}/`))).toBe(true);
   });
@@ -96,7 +124,10 @@ describe('explorer page', () => {
     expect(await page.getByTestId('search-results').innerText()).toContain('Atlas plan');
     await shot('02-search');
 
+    const started = Date.now();
     await openEntity('person:al', 'Alice Martin');
+    await expect.poll(() => page.getByTestId('graph').getAttribute('data-keys')).toBeTruthy();
+    timing.searchThenOpenEntity = Date.now() - started;
     // Now: Globex, manager; Acme is a closed (superseded) version; Paris and Berlin conflict.
     await expect.poll(validFacts).toContainEqual(expect.stringContaining('Globex'));
     expect((await validFacts()).join('\n')).not.toContain('Acme Corp');
