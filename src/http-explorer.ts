@@ -39,8 +39,9 @@ export async function handleExplore(req: IncomingMessage, res: ServerResponse, p
     return send(res, 405, 'text/plain; charset=utf-8', 'Method not allowed.', { allow: 'GET, HEAD' });
   }
   if (path === EXPLORE_PATH) {
-    const query = (req.url ?? '').slice(path.length);
-    res.writeHead(308, { location: `${EXPLORE_PATH}/${query}` });
+    // Re-encoded by URL, so whatever the request carried is a valid header value.
+    const { search } = new URL(req.url ?? '', 'http://localhost');
+    res.writeHead(308, { location: `${EXPLORE_PATH}/${search}`, 'content-length': '0' });
     res.end();
     return;
   }

@@ -52,7 +52,11 @@ export function createHttpServer(options: HttpOptions): Server {
     }
     if (isExplorePath(path)) {
       req.resume();
-      void handleExplore(req, res, path);
+      handleExplore(req, res, path).catch((error: unknown) => {
+        logger.error('explorer request failed', { error: String(error) });
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
       return;
     }
     if (path === BACKUP_PATH) {

@@ -4,8 +4,8 @@ import {
   ExplorerTraceDocument,
   type ContextStrategy,
 } from '../generated/graphql.js';
-import { h, mount, onSubmit } from './dom.js';
-import type { Navigator } from './entity-view.js';
+import { type Child, h, mount, onSubmit } from './dom.js';
+import type { Navigator } from './navigator.js';
 import { type Session, describeError } from './session.js';
 
 type Pack = ExplorerContextQuery['context'];
@@ -81,134 +81,134 @@ export function createContextView(session: Session, nav: Navigator) {
         traceId: context.traceId,
       });
       const decisions = (trace.contextTrace?.decisions ?? []) as TracedDecision[];
-      render(context, decisions);
+      mount(out, renderPack(context, decisions, nav));
     } catch (error) {
       mount(out, h('p', { class: 'error' }, describeError(error)));
     }
   }
 
-  function render(pack: Pack, decisions: TracedDecision[]): void {
-    const top = Math.max(1e-9, ...pack.sections.flatMap((s) => s.items.map((i) => i.score)));
-    const left = decisions.filter((d) => d.decision !== 'INCLUDED');
-    const usedPct = Math.min(100, (100 * pack.budget.used) / Math.max(1, pack.budget.maxTokens));
-    mount(
-      out,
-      h(
-        'div',
-        { class: 'card pack-summary' },
-        h('strong', {}, `${pack.budget.used} / ${pack.budget.maxTokens} tokens`),
-        h('div', { class: 'budget-bar' }, h('div', { style: { width: `${usedPct}%` } })),
-        h('code', { title: 'contextTrace(traceId)' }, pack.traceId),
-        pack.budget.truncated && h('span', { class: 'flag' }, 'current truncated'),
-        pack.warnings.map((w) => h('span', { class: 'flag warning' }, w)),
-        pack.emptyReason && h('span', { class: 'flag' }, pack.emptyReason),
-      ),
-      pack.sections.map((section) =>
-        h(
-          'section',
-          { class: 'card pack-section', data: { section: section.kind } },
-          h(
-            'h3',
-            {},
-            section.kind.replace(/_/g, ' ').toLowerCase(),
-            h('span', { class: 'count' }, section.items.length),
-          ),
-          section.items.map((item) => itemCard(item, top)),
-        ),
-      ),
-      pack.sections.length === 0 && h('p', { class: 'muted' }, 'The pack is empty.'),
+  return { element: root, setQuery: (q: string) => (query.value = q) };
+}
+
+/** The pack by section, then every candidate the trace says was left out. */
+function renderPack(pack: Pack, decisions: TracedDecision[], nav: Navigator): Child[] {
+  const top = Math.max(1e-9, ...pack.sections.flatMap((s) => s.items.map((i) => i.score)));
+  const left = decisions.filter((d) => d.decision !== 'INCLUDED');
+  const usedPct = Math.min(100, (100 * pack.budget.used) / Math.max(1, pack.budget.maxTokens));
+  return [
+    h(
+      'div',
+      { class: 'card pack-summary' },
+      h('strong', {}, `${pack.budget.used} / ${pack.budget.maxTokens} tokens`),
+      h('div', { class: 'budget-bar' }, h('div', { style: { width: `${usedPct}%` } })),
+      h('code', { title: 'contextTrace(traceId)' }, pack.traceId),
+      pack.budget.truncated && h('span', { class: 'flag' }, 'current truncated'),
+      pack.warnings.map((w) => h('span', { class: 'flag warning' }, w)),
+      pack.emptyReason && h('span', { class: 'flag' }, pack.emptyReason),
+    ),
+    pack.sections.map((section) =>
       h(
         'section',
-        { class: 'card dropped', data: { testid: 'dropped' } },
-        h('h3', {}, 'Left out', h('span', { class: 'count' }, left.length)),
-        left.length === 0
-          ? h('p', { class: 'muted' }, 'Every candidate made it into the pack.')
-          : h(
-              'table',
+        { class: 'card pack-section', data: { section: section.kind } },
+        h(
+          'h3',
+          {},
+          section.kind.replace(/_/g, ' ').toLowerCase(),
+          h('span', { class: 'count' }, section.items.length),
+        ),
+        section.items.map((item) => itemCard(item, top, nav)),
+      ),
+    ),
+    pack.sections.length === 0 && h('p', { class: 'muted' }, 'The pack is empty.'),
+    h(
+      'section',
+      { class: 'card dropped', data: { testid: 'dropped' } },
+      h('h3', {}, 'Left out', h('span', { class: 'count' }, left.length)),
+      left.length === 0
+        ? h('p', { class: 'muted' }, 'Every candidate made it into the pack.')
+        : h(
+            'table',
+            {},
+            h(
+              'tr',
               {},
+              h('th', {}, 'kind'),
+              h('th', {}, 'item'),
+              h('th', {}, 'reason'),
+              h('th', {}, 'score'),
+              h('th', {}, 'tokens'),
+            ),
+            left.map((d) =>
               h(
                 'tr',
                 {},
-                h('th', {}, 'kind'),
-                h('th', {}, 'item'),
-                h('th', {}, 'reason'),
-                h('th', {}, 'score'),
-                h('th', {}, 'tokens'),
-              ),
-              left.map((d) =>
+                h('td', {}, d.kind),
                 h(
-                  'tr',
+                  'td',
                   {},
-                  h('td', {}, d.kind),
                   h(
-                    'td',
-                    {},
-                    h(
-                      'button',
-                      { class: 'link', on: { click: () => nav.openProvenance(d.id, d.localId ?? d.id) } },
-                      d.localId ?? d.id,
-                    ),
+                    'button',
+                    { class: 'link', on: { click: () => nav.openProvenance(d.id, d.localId ?? d.id) } },
+                    d.localId ?? d.id,
                   ),
-                  h(
-                    'td',
-                    {},
-                    h('span', { class: `reason ${d.decision.toLowerCase()}` }, d.reason ?? d.decision),
-                  ),
-                  h('td', {}, d.score === null ? '—' : d.score.toFixed(4)),
-                  h('td', {}, d.tokenEstimate ?? '—'),
                 ),
+                h(
+                  'td',
+                  {},
+                  h('span', { class: `reason ${d.decision.toLowerCase()}` }, d.reason ?? d.decision),
+                ),
+                h('td', {}, d.score === null ? '—' : d.score.toFixed(4)),
+                h('td', {}, d.tokenEstimate ?? '—'),
               ),
             ),
-      ),
-    );
-  }
-
-  function itemCard(item: Item, top: number): HTMLElement {
-    const openable = item.kind !== 'current';
-    return h(
-      'article',
-      { class: `item${item.conflict ? ' conflict' : ''}`, data: { kind: item.kind } },
-      h(
-        'header',
-        {},
-        h('span', { class: 'kind' }, item.kind),
-        h('strong', {}, item.title ?? ''),
-        item.conflict && h('span', { class: 'flag conflict' }, 'conflict'),
-        h('span', { class: 'score', title: 'score = rrf + bonuses (ordering only)' }, item.score.toFixed(4)),
-        h('span', { class: 'muted small' }, `${item.tokenEstimate} tok`),
-      ),
-      h('p', { class: 'snippet' }, item.text.slice(0, 240)),
-      h(
-        'div',
-        { class: 'signals' },
-        SIGNALS.map((name) => {
-          const value = item.signals[name];
-          return h(
-            'div',
-            { class: 'signal', title: `${name} ${value.toFixed(4)}` },
-            h('span', { class: 'name' }, name),
-            h(
-              'span',
-              { class: 'bar' },
-              h('span', { class: `fill s-${name}`, style: { width: `${(100 * value) / top}%` } }),
-            ),
-            h('span', { class: 'value' }, value === 0 ? '0' : value.toFixed(4)),
-          );
-        }),
-      ),
-      h(
-        'footer',
-        {},
-        item.signals.channels.map((c) => h('span', { class: 'channel' }, `${c.channel} #${c.rank + 1}`)),
-        openable &&
-          h(
-            'button',
-            { class: 'link', on: { click: () => nav.openProvenance(item.id, item.title ?? item.kind) } },
-            'provenance →',
           ),
-      ),
-    );
-  }
+    ),
+  ];
+}
 
-  return { element: root, setQuery: (q: string) => (query.value = q) };
+function itemCard(item: Item, top: number, nav: Navigator): HTMLElement {
+  const openable = item.kind !== 'current';
+  return h(
+    'article',
+    { class: `item${item.conflict ? ' conflict' : ''}`, data: { kind: item.kind } },
+    h(
+      'header',
+      {},
+      h('span', { class: 'kind' }, item.kind),
+      h('strong', {}, item.title ?? ''),
+      item.conflict && h('span', { class: 'flag conflict' }, 'conflict'),
+      h('span', { class: 'score', title: 'score = rrf + bonuses (ordering only)' }, item.score.toFixed(4)),
+      h('span', { class: 'muted small' }, `${item.tokenEstimate} tok`),
+    ),
+    h('p', { class: 'snippet' }, item.text.slice(0, 240)),
+    h(
+      'div',
+      { class: 'signals' },
+      SIGNALS.map((name) => {
+        const value = item.signals[name];
+        return h(
+          'div',
+          { class: 'signal', title: `${name} ${value.toFixed(4)}` },
+          h('span', { class: 'name' }, name),
+          h(
+            'span',
+            { class: 'bar' },
+            h('span', { class: `fill s-${name}`, style: { width: `${(100 * value) / top}%` } }),
+          ),
+          h('span', { class: 'value' }, value === 0 ? '0' : value.toFixed(4)),
+        );
+      }),
+    ),
+    h(
+      'footer',
+      {},
+      item.signals.channels.map((c) => h('span', { class: 'channel' }, `${c.channel} #${c.rank + 1}`)),
+      openable &&
+        h(
+          'button',
+          { class: 'link', on: { click: () => nav.openProvenance(item.id, item.title ?? item.kind) } },
+          'provenance →',
+        ),
+    ),
+  );
 }

@@ -69,3 +69,7 @@ export function onSubmit(run: () => void): (event: Event) => void {
     run();
   };
 }
+
+export function kindBadge(kind: string): HTMLElement {
+  return h('span', { class: 'kind', style: { background: kindColour(kind) } }, kind);
+}

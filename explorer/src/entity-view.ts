@@ -3,109 +3,28 @@ import {
   ExplorerEntityDocument,
   type ExplorerEntityQuery,
   type ExplorerFactFragment,
-  ExplorerSearchDocument,
-  type ExplorerSearchQuery,
   ExplorerTimelineDocument,
   type ExplorerTimelineQuery,
 } from '../generated/graphql.js';
-import { formatTime, formatValue, h, kindColour, mount, onSubmit } from './dom.js';
+import { formatTime, formatValue, h, kindBadge, mount } from './dom.js';
+import type { Navigator } from './navigator.js';
 import { drawNeighbourhood } from './graph.js';
+import { createSearchPanel } from './search-panel.js';
 import { type Session, describeError } from './session.js';
-
-export interface Navigator {
-  openEntity(key: string): void;
-  openProvenance(id: string, label: string): void;
-}
 
 type Entity = NonNullable<ExplorerEntityQuery['entity']>;
 type TimelineEvent = NonNullable<ExplorerTimelineQuery['timeline']>['edges'][number]['node'];
 
-/** The entity view: a search box and its hits, then one entity as of a time slider. */
+/** The entity view: the search panel, then one entity as of a time slider. */
 export function createEntityView(session: Session, nav: Navigator) {
-  const results = h('div', { class: 'results', data: { testid: 'search-results' } });
-  const input = h('input', {
-    attrs: {
-      type: 'search',
-      placeholder: 'Search memory (hybrid: vector, text, identifiers)',
-      'aria-label': 'Search',
-    },
-  });
-  const form = h(
-    'form',
-    { class: 'search', on: { submit: onSubmit(() => void search(input.value)) } },
-    input,
-    h('button', { attrs: { type: 'submit' } }, 'Search'),
-  );
   const panel = h('section', { class: 'entity-panel', data: { testid: 'entity' } }, emptyState());
-  const root = h('div', { class: 'entity-view' }, h('aside', { class: 'sidebar' }, form, results), panel);
+  const root = h('div', { class: 'entity-view' }, createSearchPanel(session, nav), panel);
 
   let openKey: string | null = null;
   let moments: string[] = [];
   let position = 0;
   let graph: Core | null = null;
   let requestSeq = 0;
-
-  async function search(query: string): Promise<void> {
-    if (!query.trim()) return;
-    mount(results, h('p', { class: 'muted' }, 'Searching…'));
-    try {
-      const data = await session.client.request(ExplorerSearchDocument, {
-        namespace: session.namespace,
-        query,
-      });
-      renderResults(data);
-    } catch (error) {
-      mount(results, h('p', { class: 'error' }, describeError(error)));
-    }
-  }
-
-  function renderResults(data: ExplorerSearchQuery): void {
-    const byKey = data.entities.edges.map((e) => e.node);
-    const hits = data.search.hits;
-    mount(
-      results,
-      byKey.length > 0 && h('h3', {}, 'Entities'),
-      byKey.map((n) =>
-        h(
-          'button',
-          { class: 'hit entity-hit', on: { click: () => nav.openEntity(n.key) } },
-          kindBadge(n.kind),
-          h('strong', {}, n.title),
-          h('code', {}, n.key),
-        ),
-      ),
-      hits.length > 0 && h('h3', {}, 'Fragments'),
-      hits.map((hit) =>
-        h(
-          'div',
-          { class: 'hit chunk-hit' },
-          h(
-            'button',
-            { class: 'hit-open', on: { click: () => nav.openEntity(hit.chunk.node.key) } },
-            kindBadge(hit.chunk.node.kind),
-            h('strong', {}, hit.chunk.node.title),
-            h('span', { class: 'score' }, hit.score.toFixed(4)),
-          ),
-          h(
-            'p',
-            { class: 'snippet' },
-            hit.chunk.heading ? `${hit.chunk.heading} — ` : '',
-            hit.chunk.text.slice(0, 180),
-          ),
-          h(
-            'button',
-            {
-              class: 'link',
-              on: { click: () => nav.openProvenance(hit.chunk.id, hit.chunk.title ?? 'chunk') },
-            },
-            'provenance →',
-          ),
-        ),
-      ),
-      byKey.length === 0 && hits.length === 0 && h('p', { class: 'muted' }, 'Nothing found.'),
-      data.search.warnings.map((w) => h('p', { class: 'warning' }, w)),
-    );
-  }
 
   /** Opens an entity: its timeline gives the slider's stops; the slider starts at now. */
   async function open(key: string): Promise<void> {
@@ -220,8 +139,8 @@ export function createEntityView(session: Session, nav: Navigator) {
           h(
             'ul',
             { class: 'facts', data: { testid: 'facts' } },
-            entity.current.edges.map((e) => factRow(e.node, false)),
-            closed.map((f) => factRow(f, true)),
+            entity.current.edges.map((e) => factRow(e.node, false, nav)),
+            closed.map((f) => factRow(f, true, nav)),
           ),
           entity.current.edges.length + closed.length === 0 &&
             h('p', { class: 'muted' }, 'No facts at this time.'),
@@ -249,39 +168,38 @@ export function createEntityView(session: Session, nav: Navigator) {
     graph = drawNeighbourhood(canvas, entity, nav);
   }
 
-  function factRow(fact: ExplorerFactFragment, closed: boolean): HTMLElement {
-    const cls = ['fact', closed ? 'closed' : '', fact.conflict ? 'conflict' : ''].join(' ');
-    return h(
-      'li',
-      { class: cls, data: { factId: fact.factId } },
-      h(
-        'button',
-        { class: 'fact-open', on: { click: () => nav.openProvenance(fact.id, describeFact(fact)) } },
-        h('span', { class: 'subject' }, fact.subject.title),
-        h('span', { class: 'predicate' }, fact.predicate),
-        h('span', { class: 'object' }, fact.object.title),
-      ),
-      h(
-        'span',
-        { class: 'when' },
-        `${formatTime(fact.validFrom)} → ${fact.validTo ? formatTime(fact.validTo) : 'open'}`,
-      ),
-      fact.conflict && h('span', { class: 'flag conflict' }, 'conflict'),
-      (closed || fact.status !== 'ACTIVE') && h('span', { class: 'flag' }, fact.status.toLowerCase()),
-    );
-  }
-
   root.addEventListener('explorer:reload', () => {
     if (openKey) void (position === moments.length ? open(openKey) : moveTo(position));
   });
   return {
     element: root,
     open,
-    search,
     get openKey() {
       return openKey;
     },
   };
+}
+
+function factRow(fact: ExplorerFactFragment, closed: boolean, nav: Navigator): HTMLElement {
+  const cls = ['fact', closed ? 'closed' : '', fact.conflict ? 'conflict' : ''].join(' ');
+  return h(
+    'li',
+    { class: cls, data: { factId: fact.factId } },
+    h(
+      'button',
+      { class: 'fact-open', on: { click: () => nav.openProvenance(fact.id, describeFact(fact)) } },
+      h('span', { class: 'subject' }, fact.subject.title),
+      h('span', { class: 'predicate' }, fact.predicate),
+      h('span', { class: 'object' }, fact.object.title),
+    ),
+    h(
+      'span',
+      { class: 'when' },
+      `${formatTime(fact.validFrom)} → ${fact.validTo ? formatTime(fact.validTo) : 'open'}`,
+    ),
+    fact.conflict && h('span', { class: 'flag conflict' }, 'conflict'),
+    (closed || fact.status !== 'ACTIVE') && h('span', { class: 'flag' }, fact.status.toLowerCase()),
+  );
 }
 
 function renderAttributes(attributes: unknown): HTMLElement {
@@ -323,10 +241,6 @@ function renderTimeline(events: TimelineEvent[], jump: (position: number) => voi
 
 export function describeFact(fact: ExplorerFactFragment): string {
   return `${fact.subject.title} ${fact.predicate} ${fact.object.title}`;
-}
-
-export function kindBadge(kind: string): HTMLElement {
-  return h('span', { class: 'kind', style: { background: kindColour(kind) } }, kind);
 }
 
 function emptyState(): HTMLElement {

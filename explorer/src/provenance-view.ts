@@ -1,6 +1,6 @@
 import { ExplorerProvenanceDocument, type ExplorerProvenanceQuery } from '../generated/graphql.js';
 import { formatTime, formatValue, h, mount } from './dom.js';
-import type { Navigator } from './entity-view.js';
+import type { Navigator } from './navigator.js';
 import { type Session, describeError } from './session.js';
 
 type Step = ExplorerProvenanceQuery['provenance']['steps'][number];

@@ -52,6 +52,9 @@ afterEach(async (ctx) => {
   }
 });
 
+/** Waits for the page: a loaded machine (the whole suite on 2 cores) can take seconds per request. */
+const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 30_000, interval: 100 });
+
 const shot = (name: string) => page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 
 async function connect(token: string, namespace = EXPLORER_NAMESPACE): Promise<void> {
@@ -64,7 +67,7 @@ async function openEntity(prefix: string, title: string): Promise<void> {
   await page.getByLabel('Search').fill(prefix);
   await page.getByRole('button', { name: 'Search', exact: true }).click();
   await page.locator('.entity-hit', { hasText: title }).click();
-  await expect.poll(() => page.locator('.entity-head h2').textContent()).toBe(title);
+  await eventually(() => page.locator('.entity-head h2').textContent()).toBe(title);
 }
 
 const validFacts = () => page.locator('[data-testid="facts"] li.fact:not(.closed)').allInnerTexts();
@@ -117,19 +120,19 @@ describe('explorer page', () => {
 
   it('searches, opens an entity and moves the time slider across a supersession', async () => {
     await connect(tokens.admin!);
-    await expect.poll(() => page.getByTestId('status').textContent()).toContain('live');
+    await eventually(() => page.getByTestId('status').textContent()).toContain('live');
     await page.getByLabel('Search').fill('Atlas ledger migration');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
-    await expect.poll(() => page.locator('.chunk-hit').count()).toBeGreaterThan(0);
+    await eventually(() => page.locator('.chunk-hit').count()).toBeGreaterThan(0);
     expect(await page.getByTestId('search-results').innerText()).toContain('Atlas plan');
     await shot('02-search');
 
     const started = Date.now();
     await openEntity('person:al', 'Alice Martin');
-    await expect.poll(() => page.getByTestId('graph').getAttribute('data-keys')).toBeTruthy();
+    await eventually(() => page.getByTestId('graph').getAttribute('data-keys')).toBeTruthy();
     timing.searchThenOpenEntity = Date.now() - started;
     // Now: Globex, manager; Acme is a closed (superseded) version; Paris and Berlin conflict.
-    await expect.poll(validFacts).toContainEqual(expect.stringContaining('Globex'));
+    await eventually(validFacts).toContainEqual(expect.stringContaining('Globex'));
     expect((await validFacts()).join('\n')).not.toContain('Acme Corp');
     expect(await page.locator('li.fact.closed', { hasText: 'Acme Corp' }).innerText()).toContain(
       'superseded',
@@ -138,7 +141,7 @@ describe('explorer page', () => {
     expect(await page.getByTestId('attributes').innerText()).toContain('manager');
     expect(await page.getByTestId('attributes').innerText()).toContain('alice@example.com');
     const graph = page.getByTestId('graph');
-    await expect.poll(() => graph.getAttribute('data-keys')).toContain('org:globex');
+    await eventually(() => graph.getAttribute('data-keys')).toContain('org:globex');
     // Acme is still two hops away at now, through Project Atlas.
     expect((await graph.getAttribute('data-keys'))!.split(' ')).toEqual(
       expect.arrayContaining(['person:alice', 'project:atlas', 'org:acme', 'person:bob']),
@@ -151,22 +154,22 @@ describe('explorer page', () => {
     const slider = page.getByTestId('time-slider');
     await slider.focus();
     await page.keyboard.press('Home');
-    await expect.poll(() => page.getByTestId('as-of').textContent()).toBe('2024-01-01 00:00');
-    await expect.poll(validFacts).toContainEqual(expect.stringContaining('Acme Corp'));
+    await eventually(() => page.getByTestId('as-of').textContent()).toBe('2024-01-01 00:00');
+    await eventually(validFacts).toContainEqual(expect.stringContaining('Acme Corp'));
     expect((await validFacts()).join('\n')).not.toContain('Globex');
     expect(await page.getByTestId('attributes').innerText()).toContain('engineer');
     await shot('04-entity-2024');
 
     await page.keyboard.press('End');
-    await expect.poll(() => page.getByTestId('as-of').textContent()).toBe('now');
-    await expect.poll(validFacts).toContainEqual(expect.stringContaining('Globex'));
+    await eventually(() => page.getByTestId('as-of').textContent()).toBe('now');
+    await eventually(validFacts).toContainEqual(expect.stringContaining('Globex'));
     expect(await page.getByTestId('attributes').innerText()).toContain('manager');
   });
 
   it('opens the provenance chain of a fact down to its source observation and URI', async () => {
     await page.locator('li.fact:not(.closed)', { hasText: 'Globex' }).locator('.fact-open').click();
     const chain = page.getByTestId('provenance');
-    await expect.poll(() => chain.locator('li.step').count()).toBeGreaterThan(1);
+    await eventually(() => chain.locator('li.step').count()).toBeGreaterThan(1);
     const kinds = await chain
       .locator('li.step')
       .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.kind));
@@ -183,7 +186,7 @@ describe('explorer page', () => {
     await page.getByLabel('Budget').fill('240');
     await page.getByRole('button', { name: 'Compile' }).click();
     const pack = page.getByTestId('pack');
-    await expect.poll(() => pack.locator('section.pack-section').count()).toBeGreaterThan(0);
+    await eventually(() => pack.locator('section.pack-section').count()).toBeGreaterThan(0);
     expect(await pack.locator('article.item .signal .fill').count()).toBeGreaterThan(0);
     const widths = await pack
       .locator('article.item .signal .fill.s-rrf')
@@ -198,7 +201,7 @@ describe('explorer page', () => {
     const kind = await item.getAttribute('data-kind');
     await item.locator('footer .link').click();
     const chain = page.getByTestId('provenance');
-    await expect.poll(() => chain.locator('li.step').count()).toBeGreaterThan(1);
+    await eventually(() => chain.locator('li.step').count()).toBeGreaterThan(1);
     expect(await chain.locator('li.step').first().getAttribute('data-kind')).toBe(kind);
     expect(await chain.innerText()).toMatch(/https:\/\/(wiki|hr|chat)\.example\.com\//);
   });
@@ -239,11 +242,9 @@ describe('explorer page', () => {
     );
     expect(asserted.errors).toBeUndefined();
     const feed = page.getByTestId('live-feed');
-    await expect.poll(() => feed.innerText(), { timeout: 20_000 }).toContain('mentors Bob on the ledger');
-    await expect
-      .poll(() => feed.innerText(), { timeout: 20_000 })
-      .toContain('person:alice mentors person:bob');
-    await expect.poll(validFacts, { timeout: 20_000 }).toContainEqual(expect.stringContaining('mentors'));
+    await eventually(() => feed.innerText()).toContain('mentors Bob on the ledger');
+    await expect.poll(() => feed.innerText()).toContain('person:alice mentors person:bob');
+    await eventually(validFacts).toContainEqual(expect.stringContaining('mentors'));
     // The same document: no navigation happened.
     expect(await page.evaluate(() => performance.timeOrigin)).toBe(marker);
     await shot('07-live');
@@ -265,10 +266,10 @@ describe('explorer page', () => {
     expect(await page.locator('.tabs').count()).toBe(0);
 
     await connect(tokens.analyst!, 'elsewhere');
-    await expect.poll(() => page.getByTestId('connect-error').textContent()).toContain('FORBIDDEN');
+    await eventually(() => page.getByTestId('connect-error').textContent()).toContain('FORBIDDEN');
 
     await connect(tokens.analyst!);
-    await expect.poll(() => page.getByTestId('status').textContent()).toContain('live');
+    await eventually(() => page.getByTestId('status').textContent()).toContain('live');
     await openEntity('person:al', 'Alice Martin');
     const attributes = await page.getByTestId('attributes').innerText();
     expect(attributes).toContain('manager');
@@ -277,7 +278,7 @@ describe('explorer page', () => {
 
     await page.getByLabel('Search').fill('person:');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
-    await expect.poll(() => page.locator('.entity-hit').count()).toBeGreaterThan(0);
+    await eventually(() => page.locator('.entity-hit').count()).toBeGreaterThan(0);
     expect(await page.getByTestId('search-results').innerText()).not.toContain('Eve');
     // Acme's neighbourhood has no trace of Eve's hidden fact.
     await openEntity('org:', 'Acme Corp');
@@ -305,7 +306,7 @@ describe('explorer page', () => {
     await write('hidden-1', 'Eve secret plan for Acme', ['workspace:secret']);
     await write('visible-1', 'Bob shipped the Atlas screens', []);
     const feed = page.getByTestId('live-feed');
-    await expect.poll(() => feed.innerText(), { timeout: 20_000 }).toContain('Bob shipped the Atlas screens');
+    await eventually(() => feed.innerText()).toContain('Bob shipped the Atlas screens');
     expect(await feed.innerText()).not.toContain('Eve secret');
   });
 });
