@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPLORER_DIR } from '../../src/http-explorer.js';
+import { launchChromium } from '../helpers/browser.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { writeTokensFile } from '../helpers/principals.js';
 
@@ -94,5 +95,9 @@ describe('/explore', () => {
     });
     const body = (await res.json()) as { errors?: { extensions?: { code?: string } }[] };
     expect(body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('needs Chromium: without it the browser tests fail (never skip) and say how to install it', async () => {
+    await expect(launchChromium('/nonexistent/chromium')).rejects.toThrow(/apt-get install -y chromium/);
   });
 });

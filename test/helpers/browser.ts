@@ -27,17 +27,17 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH)) {
+export async function launchChromium(executablePath = CHROMIUM_PATH): Promise<Browser> {
+  if (!existsSync(executablePath)) {
     throw new Error(
-      `Chromium not found at ${CHROMIUM_PATH}: the explorer tests drive a real headless Chromium. ` +
+      `Chromium not found at ${executablePath}: the explorer tests drive a real headless Chromium. ` +
         'Install it with `apt-get install -y chromium` (Debian/Ubuntu), or point MEMGATE_CHROMIUM at a Chromium binary.',
     );
   }
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const userDataDir = mkdtempSync(join(tmpdir(), 'memgate-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM_PATH,
+    executablePath,
     headless: true,
     args: ARGS,
     viewport: { width: 1360, height: 900 },
