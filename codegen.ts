@@ -19,6 +19,13 @@ const config: CodegenConfig = {
       presetConfig: { fragmentMasking: false },
       config: { useTypeImports: true, enumsAsTypes: true, scalars },
     },
+    // The explorer page's own operations, sent through the typed client.
+    'explorer/generated/': {
+      documents: ['explorer/operations/**/*.graphql'],
+      preset: 'client',
+      presetConfig: { fragmentMasking: false },
+      config: { useTypeImports: true, enumsAsTypes: true, scalars },
+    },
     'test/generated/': {
       documents: ['test/operations/**/*.graphql'],
       preset: 'client',

@@ -1,11 +1,13 @@
 // `npm run build`: compiles src/ to plain JavaScript in dist/ (types are checked by
 // `npm run typecheck`, so emitting skips the check) and copies the SQL migrations beside it.
-// dist/assets/ (derived by `npm run prepare`) survives a rebuild.
+// dist/assets/ (derived by `npm run prepare`) survives a rebuild. Then the explorer page
+// (explorer/, served at /explore) is built into dist/explorer by Vite.
 import { execFileSync } from 'node:child_process';
 import { cpSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildExplorer } from './build-explorer.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
@@ -20,6 +22,8 @@ cpSync(join(root, 'src/store/migrations'), join(dist, 'store/migrations'), {
   recursive: true,
   filter: (path) => !path.includes('.') || path.endsWith('.sql'),
 });
+
+await buildExplorer();
 
 function safeList(dir) {
   try {

@@ -2,6 +2,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { Authenticate } from './auth/authenticate.js';
 import type { Database } from './db/database.js';
 import { BACKUP_PATH, handleBackup } from './http-backup.js';
+import { handleExplore, isExplorePath } from './http-explorer.js';
 import type { Logger } from './logger.js';
 import type { McpHttpHandler } from './mcp/http.js';
 import { withRequestSpan } from './observability/tracing.js';
@@ -23,7 +24,7 @@ export interface HttpOptions {
 
 const HEADERS_TIMEOUT_MS = 10_000;
 
-/** Routes /healthz, /readyz and /admin/backup and /mcp itself, refuses oversized bodies, and hands the rest to yoga. */
+/** Routes /healthz, /readyz, /admin/backup, /explore and /mcp itself, refuses oversized bodies, and hands the rest to yoga. */
 export function createHttpServer(options: HttpOptions): Server {
   const { gateway, db, logger, maxBodyBytes, requestTimeoutMs, authenticate, mcp } = options;
   // A client that declares a body and never sends it (or trickles headers) is answered 408 and
@@ -47,6 +48,15 @@ export function createHttpServer(options: HttpOptions): Server {
           sendJson(res, 503, { status: 'database unreachable' });
         },
       );
+      return;
+    }
+    if (isExplorePath(path)) {
+      req.resume();
+      handleExplore(req, res, path).catch((error: unknown) => {
+        logger.error('explorer request failed', { error: String(error) });
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
       return;
     }
     if (path === BACKUP_PATH) {
