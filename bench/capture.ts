@@ -99,6 +99,11 @@ export class StatementCapture {
     };
   }
 
+  /** The last capture's statements in the order they were issued (the peer bench's floor). */
+  statements(): { sql: string; params: unknown[] }[] {
+    return [...this.last].sort((a, b) => a.start - b.start).map((s) => ({ sql: s.sql, params: s.params }));
+  }
+
   /** Runs the last capture's statements one after another on the raw driver, `repeats` times. */
   async replay(repeats: number): Promise<ReplayResult> {
     const totals: number[] = [];

@@ -16,6 +16,8 @@ export interface GatewayProcess {
   startMemory: ChildMemory;
   captureStart(): Promise<void>;
   captureStop(): Promise<CaptureSummary>;
+  /** The statements of the last capture, with their parameters, in the order issued. */
+  capturedStatements(): Promise<{ sql: string; params: unknown[] }[]>;
   replay(repeats: number): Promise<ReplayResult>;
   query<R>(sql: string, params?: unknown[]): Promise<R[]>;
   memory(): Promise<ChildMemory>;
@@ -88,6 +90,7 @@ export async function startGateway(
     startMemory,
     captureStart: () => ask<void>({ type: 'capture-start' }),
     captureStop: () => ask<CaptureSummary>({ type: 'capture-stop' }),
+    capturedStatements: () => ask<{ sql: string; params: unknown[] }[]>({ type: 'captured-statements' }),
     replay: (repeats) => ask<ReplayResult>({ type: 'replay', repeats }),
     query: (sql, params) => ask({ type: 'query', sql, params }),
     memory: () => ask<ChildMemory>({ type: 'memory' }),
