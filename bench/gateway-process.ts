@@ -36,7 +36,11 @@ export async function startGateway(
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const child: ChildProcess = fork(join(here, 'gateway-child.ts'), [], {
     // e.g. MEMGATE_BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the gateway.
-    execArgv: ['--import', tsx, ...(process.env.MEMGATE_BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean)],
+    execArgv: [
+      '--import',
+      tsx,
+      ...(process.env.MEMGATE_BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ],
     env: {
       ...process.env,
       MEMGATE_BENCH_LOCATION: JSON.stringify(location),
