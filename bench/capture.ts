@@ -99,9 +99,9 @@ export class StatementCapture {
     };
   }
 
-  /** The last capture's statements in the order they were issued. */
+  /** The last capture's statements in the order they were issued (the peer bench's floor). */
   statements(): readonly CapturedStatement[] {
-    return this.last;
+    return [...this.last].sort((a, b) => a.start - b.start);
   }
 
   /** Runs the last capture's statements one after another on the raw driver, `repeats` times. */

@@ -26,6 +26,7 @@ import { type Location, pgliteDir } from './database.js';
 export type ChildRequest =
   | { type: 'capture-start' }
   | { type: 'capture-stop' }
+  | { type: 'captured-statements' }
   | { type: 'replay'; repeats: number }
   | { type: 'query'; sql: string; params?: unknown[] }
   | { type: 'memory' }
@@ -125,6 +126,8 @@ async function handle(request: ChildRequest): Promise<unknown> {
       return null;
     case 'capture-stop':
       return capture.stop();
+    case 'captured-statements':
+      return capture.statements();
     case 'replay':
       return capture.replay(request.repeats);
     case 'query':

@@ -16,6 +16,8 @@ export interface GatewayProcess {
   startMemory: ChildMemory;
   captureStart(): Promise<void>;
   captureStop(): Promise<CaptureSummary>;
+  /** The statements of the last capture, with their parameters, in the order issued. */
+  capturedStatements(): Promise<{ sql: string; params: unknown[] }[]>;
   replay(repeats: number): Promise<ReplayResult>;
   query<R>(sql: string, params?: unknown[]): Promise<R[]>;
   memory(): Promise<ChildMemory>;
@@ -33,7 +35,12 @@ export async function startGateway(
   const started = performance.now();
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const child: ChildProcess = fork(join(here, 'gateway-child.ts'), [], {
-    execArgv: ['--import', tsx],
+    // e.g. MEMGATE_BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the gateway.
+    execArgv: [
+      '--import',
+      tsx,
+      ...(process.env.MEMGATE_BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ],
     env: {
       ...process.env,
       MEMGATE_BENCH_LOCATION: JSON.stringify(location),
@@ -88,6 +95,7 @@ export async function startGateway(
     startMemory,
     captureStart: () => ask<void>({ type: 'capture-start' }),
     captureStop: () => ask<CaptureSummary>({ type: 'capture-stop' }),
+    capturedStatements: () => ask<{ sql: string; params: unknown[] }[]>({ type: 'captured-statements' }),
     replay: (repeats) => ask<ReplayResult>({ type: 'replay', repeats }),
     query: (sql, params) => ask({ type: 'query', sql, params }),
     memory: () => ask<ChildMemory>({ type: 'memory' }),

@@ -36,6 +36,22 @@ export function useMetrics(options: MetricsEndpointOptions): Plugin[] {
     labelNames: ['code', 'operationType', 'operationName', 'rootField'],
   });
   const byRequest = new WeakMap<Request, OperationLabels>();
+  // The labeler returns one labels object per document and operation: bind the SQL-per-request
+  // histograms to it once instead of hashing a label object on every request.
+  type Observer = { observe(v: number): void };
+  const bySqlLabels = new WeakMap<OperationLabels, { statements: Observer; seconds: Observer }>();
+  const sqlChildren = (labels: OperationLabels) => {
+    let found = bySqlLabels.get(labels);
+    if (!found) {
+      const sqlLabels = { operationType: labels.operationType, rootField: labels.rootField };
+      found = {
+        statements: metrics.requestSqlStatements.labels(sqlLabels),
+        seconds: metrics.requestSqlSeconds.labels(sqlLabels),
+      };
+      bySqlLabels.set(labels, found);
+    }
+    return found;
+  };
   const prometheus = usePrometheus({
     registry,
     endpoint: false,
@@ -103,9 +119,9 @@ export function useMetrics(options: MetricsEndpointOptions): Plugin[] {
       return {
         onExecuteDone() {
           const { statements, ms } = args.contextValue.sql;
-          const sqlLabels = { operationType: labels.operationType, rootField: labels.rootField };
-          metrics.requestSqlStatements.observe(sqlLabels, statements);
-          metrics.requestSqlSeconds.observe(sqlLabels, ms / 1000);
+          const sql = sqlChildren(labels);
+          sql.statements.observe(statements);
+          sql.seconds.observe(ms / 1000);
         },
       };
     },

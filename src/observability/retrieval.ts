@@ -1,5 +1,12 @@
-import { type Context as OtelContext, type Span, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { activeMetrics } from './metrics.js';
+import {
+  type Context as OtelContext,
+  ROOT_CONTEXT as ROOT,
+  type Span,
+  SpanStatusCode,
+  context,
+  trace,
+} from '@opentelemetry/api';
+import { type Metrics, activeMetrics } from './metrics.js';
 import { activeTracer, errorName } from './tracing.js';
 
 export type Pipeline = 'search' | 'context';
@@ -18,6 +25,8 @@ export function channelSpan<T extends readonly unknown[]>(
   const tracer = activeTracer();
   if (!tracer) return fn();
   const ctx = parent ?? context.active();
+  // Under a sampled-out (or no) request span nothing below is recorded: skip the span itself.
+  if (!trace.getSpan(ctx)?.isRecording()) return fn();
   const span = tracer.startSpan(
     `channel ${channel}`,
     { attributes: { 'memgate.pipeline': pipeline, 'memgate.channel': channel } },
@@ -41,8 +50,30 @@ export function channelSpan<T extends readonly unknown[]>(
 export function recordChannel(pipeline: Pipeline, channel: string, status: ChannelStatus, ms: number): void {
   const metrics = activeMetrics();
   if (!metrics) return;
-  metrics.channelDuration.observe({ pipeline, channel, status }, ms / 1000);
+  bound(metrics, `${pipeline} ${channel} ${status}`, () =>
+    metrics.channelDuration.labels({ pipeline, channel, status }),
+  ).observe(ms / 1000);
   if (status !== 'ok') metrics.channelFailures.inc({ pipeline, channel, reason: status });
+}
+
+/**
+ * Histogram children bound to their labels, by a key of the label values: prom-client hashes a
+ * label object on every observe otherwise. Channel and stage names are fixed by the code.
+ */
+const children = new WeakMap<Metrics, Map<string, { observe(v: number): void }>>();
+
+function bound(metrics: Metrics, key: string, make: () => { observe(v: number): void }) {
+  let byKey = children.get(metrics);
+  if (!byKey) {
+    byKey = new Map();
+    children.set(metrics, byKey);
+  }
+  let child = byKey.get(key);
+  if (!child) {
+    child = make();
+    byKey.set(key, child);
+  }
+  return child;
 }
 
 /**
@@ -50,7 +81,8 @@ export function recordChannel(pipeline: Pipeline, channel: string, status: Chann
  * span active when compilation began) and a duration sample. `begin` closes the previous stage.
  */
 export class StageTrace {
-  private readonly parent = context.active();
+  // Read only when tracing is on: with it off a compilation costs no context look-up.
+  private readonly parent = activeTracer() ? context.active() : ROOT;
   private span: Span | null = null;
   private spanContext: OtelContext = this.parent;
   private name: string | null = null;
@@ -63,7 +95,7 @@ export class StageTrace {
     if (!tracer && !metrics) return;
     this.name = name;
     this.started = performance.now();
-    if (tracer) {
+    if (tracer && trace.getSpan(this.parent)?.isRecording()) {
       this.span = tracer.startSpan(`stage ${name}`, { attributes: { 'memgate.stage': name } }, this.parent);
       this.spanContext = trace.setSpan(this.parent, this.span);
     }
@@ -86,7 +118,12 @@ export class StageTrace {
 
   end(): void {
     if (this.name === null) return;
-    activeMetrics()?.stageDuration.observe({ stage: this.name }, (performance.now() - this.started) / 1000);
+    const metrics = activeMetrics();
+    const stage = this.name;
+    if (metrics)
+      bound(metrics, `stage ${stage}`, () => metrics.stageDuration.labels({ stage })).observe(
+        (performance.now() - this.started) / 1000,
+      );
     this.span?.end();
     this.span = null;
     this.spanContext = this.parent;

@@ -35,8 +35,10 @@ export function instrumentRootFields(schema: GraphQLSchema): void {
           if (mutation && metrics) countWrites(metrics, mutation, value);
           return value;
         };
-        if (!tracer) return settle(resolve(root, args, ctx, info), count);
-        const parent = getCurrentOtelContext(ctx);
+        const parent = tracer ? getCurrentOtelContext(ctx) : null;
+        // No span under a sampled-out request: its stages and statements record none either.
+        if (!tracer || !parent || !trace.getSpan(parent)?.isRecording())
+          return settle(resolve(root, args, ctx, info), count);
         const span = tracer.startSpan(
           `${type.name}.${field.name}`,
           { attributes: { 'graphql.field.name': field.name, 'graphql.type.name': type.name } },

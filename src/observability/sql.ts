@@ -1,6 +1,6 @@
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { type Attributes, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { QueryResult } from '../db/database.js';
-import { activeMetrics, boundedLabel } from './metrics.js';
+import { type Metrics, activeMetrics, boundedLabel } from './metrics.js';
 import { activeTracer, errorName } from './tracing.js';
 
 const QUERY_NAME = /^\s*\/\*\s*([A-Za-z_][A-Za-z0-9_.:-]{0,63})\s*\*\//;
@@ -17,8 +17,49 @@ export function statementName(sql: string): string {
 const CONTROL = new Set(['BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT', 'RELEASE', 'SET']);
 
 /**
+ * What every run of one statement text shares: its label, its span attributes and its
+ * histogram and counter children bound to that label. Statement texts are the stores' fixed
+ * templates, so a small map keyed by the text turns the per-statement regex, label hashing and
+ * attribute objects into one lookup.
+ */
+interface StatementInfo {
+  name: string;
+  attributes: Attributes;
+  bound: { metrics: Metrics; duration: { observe(v: number): void }; rows: { inc(v: number): void } } | null;
+}
+
+const byText = new Map<string, StatementInfo>();
+// Texts built at run time (IN-lists of varying arity…) must not grow the map without bound.
+const MAX_TEXTS = 2_000;
+
+function statementInfo(sql: string): StatementInfo {
+  let info = byText.get(sql);
+  if (!info) {
+    if (byText.size >= MAX_TEXTS) byText.clear();
+    const name = boundedLabel(statementName(sql));
+    info = { name, attributes: { 'db.system.name': 'postgresql', 'db.query.summary': name }, bound: null };
+    byText.set(sql, info);
+  }
+  return info;
+}
+
+function boundMetrics(info: StatementInfo, metrics: Metrics): NonNullable<StatementInfo['bound']> {
+  if (info.bound?.metrics !== metrics) {
+    const labels = { statement: info.name };
+    info.bound = {
+      metrics,
+      duration: metrics.sqlDuration.labels(labels),
+      rows: metrics.sqlRows.labels(labels),
+    };
+  }
+  return info.bound;
+}
+
+/**
  * One statement, measured: a histogram sample and row count by statement name, and a CLIENT
- * span named after it with its row count. Runs `run` untouched when both are off.
+ * span named after it with its row count, when the request it runs for is being traced (a
+ * statement outside any recording span, or under a sampled-out one, costs no span). Runs
+ * `run` untouched when both are off.
  */
 export function observeStatement<R>(
   sql: string,
@@ -27,31 +68,36 @@ export function observeStatement<R>(
   const metrics = activeMetrics();
   const tracer = activeTracer();
   if (!metrics && !tracer) return run();
-  const name = boundedLabel(statementName(sql));
+  const info = statementInfo(sql);
+  const bound = metrics ? boundMetrics(info, metrics) : null;
   const started = performance.now();
-  // A leaf: its parent is the active span, and nothing runs inside it that needs it active.
-  const span = tracer?.startSpan(name, {
-    kind: SpanKind.CLIENT,
-    attributes: { 'db.system.name': 'postgresql', 'db.query.summary': name },
-  });
-  const done = (rows: number | null) => {
-    if (metrics) {
-      metrics.sqlDuration.observe({ statement: name }, (performance.now() - started) / 1000);
-      if (rows !== null) metrics.sqlRows.inc({ statement: name }, rows);
-    }
-    span?.end();
-  };
+  let span = null;
+  if (tracer) {
+    const parent = context.active();
+    // A leaf: its parent is the active span, and nothing runs inside it that needs it active.
+    if (trace.getSpan(parent)?.isRecording())
+      span = tracer.startSpan(info.name, { kind: SpanKind.CLIENT, attributes: info.attributes }, parent);
+  }
+  if (!span && !bound) return run();
   return run().then(
     (result) => {
       // PGlite reports affectedRows = 0 for a SELECT: rows returned and rows written both count.
-      const rows = Math.max(result.rows.length, result.rowCount);
-      span?.setAttribute('db.response.returned_rows', result.rows.length);
-      done(rows);
+      if (bound) {
+        bound.duration.observe((performance.now() - started) / 1000);
+        bound.rows.inc(Math.max(result.rows.length, result.rowCount));
+      }
+      if (span) {
+        span.setAttribute('db.response.returned_rows', result.rows.length);
+        span.end();
+      }
       return result;
     },
     (error: unknown) => {
-      span?.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
-      done(null);
+      bound?.duration.observe((performance.now() - started) / 1000);
+      if (span) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
+        span.end();
+      }
       throw error;
     },
   );

@@ -98,6 +98,7 @@ export async function inSpan<T>(
   const t = tracer;
   if (!t) return fn(null);
   const ctx = parent ?? context.active();
+  if (!trace.getSpan(ctx)?.isRecording()) return fn(null);
   const span = t.startSpan(name, { attributes }, ctx);
   try {
     return await context.with(trace.setSpan(ctx, span), () => fn(span));

@@ -1,5 +1,11 @@
-import { context, propagation, trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
+import { type Tracer, type TracerProvider, context, propagation, trace } from '@opentelemetry/api';
+import {
+  AlwaysOffSampler,
+  InMemorySpanExporter,
+  NodeTracerProvider,
+  ParentBasedSampler,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { disableTracing, enableTracing } from '../../src/observability/tracing.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
@@ -119,5 +125,66 @@ describe('OpenTelemetry spans for a context request', () => {
     expect(dump).not.toContain(QUERY_TEXT);
     expect(dump).not.toContain(NS);
     expect(dump).not.toContain('budgetTokens');
+  });
+});
+
+describe('OpenTelemetry with the request sampled out', () => {
+  const exporter = new InMemorySpanExporter();
+  // Callers that sample a share of traces: an unsampled request must cost no child span.
+  const provider = new NodeTracerProvider({
+    sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }),
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+  let gw: TestGateway;
+  // Spans asked of the tracer, recorded or not: the stages and statements must not even ask.
+  let started = 0;
+  const counting: TracerProvider = {
+    getTracer(name, version, options) {
+      const tracer = provider.getTracer(name, version, options);
+      return new Proxy(tracer, {
+        get(target, key, receiver) {
+          if (key === 'startSpan')
+            return (...args: Parameters<Tracer['startSpan']>) => {
+              started++;
+              return target.startSpan(...args);
+            };
+          return Reflect.get(target, key, receiver);
+        },
+      });
+    },
+  };
+
+  beforeAll(async () => {
+    provider.register();
+    enableTracing(counting);
+    gw = await startTestGateway();
+    await retainDocuments(gw, NS, [
+      { key: 'roadmap', title: 'Roadmap', content: `# Roadmap\n\n${QUERY_TEXT}.` },
+    ]);
+  });
+
+  afterAll(async () => {
+    await gw.close();
+    disableTracing();
+    await provider.shutdown();
+    trace.disable();
+    context.disable();
+    propagation.disable();
+  });
+
+  it('records no span at all and still answers', async () => {
+    exporter.reset();
+    started = 0;
+    const res = await gw.gql(
+      PACK,
+      { ns: NS, q: QUERY_TEXT },
+      { headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` } },
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.extensions?.sql?.statements ?? 0).toBeGreaterThan(3);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(exporter.getFinishedSpans()).toHaveLength(0);
+    // The request span and the GraphQL operation's: nothing per stage, channel or statement.
+    expect(started).toBeLessThanOrEqual(2);
   });
 });
