@@ -69,9 +69,7 @@ export function countingDatabase(db: Database, trace: SqlTrace): Database {
   // Metrics and spans per statement, by its queryName (a no-op wrapper when both are off).
   const countingQueryable = (q: Queryable): Queryable => ({
     query: (sql, params) => count(() => observeStatement(sql, () => q.query(sql, params))),
-    ...(q.copyFrom
-      ? { copyFrom: (sql: string, data: string) => count(() => q.copyFrom!(sql, data)) }
-      : {}),
+    ...(q.copyFrom ? { copyFrom: (sql: string, data: string) => count(() => q.copyFrom!(sql, data)) } : {}),
   });
   return {
     backend: db.backend,

@@ -196,7 +196,10 @@ export class BulkImportService {
   }
 
   /** Items with assertions: the online write, its answers mapped back to this batch's indexes. */
-  private async writeProjected(ns: string, items: { index: number; value: unknown }[]): Promise<WriteResult[]> {
+  private async writeProjected(
+    ns: string,
+    items: { index: number; value: unknown }[],
+  ): Promise<WriteResult[]> {
     if (items.length === 0) return [];
     const payload = await new ObservationService(this.scope).recordObservations(
       ns,

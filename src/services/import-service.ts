@@ -114,7 +114,9 @@ export async function importJsonlWith(
   const started = performance.now();
   const bulk = options.bulk;
   const batchSize = options.batchSize ?? (bulk ? DEFAULT_BULK_BATCH : DEFAULT_IMPORT_BATCH);
-  const plan = bulk ? await writer.beginImport(options.namespace, bulk.expectedLines, bulk.vectorIndex) : null;
+  const plan = bulk
+    ? await writer.beginImport(options.namespace, bulk.expectedLines, bulk.vectorIndex)
+    : null;
   const writeObservations = bulk
     ? writer.importObservations.bind(writer)
     : writer.recordObservations.bind(writer);

@@ -153,7 +153,9 @@ const NULL = '\\N';
 
 function copyText(value: string | null | undefined): string {
   if (value === null || value === undefined) return NULL;
-  return value.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
+  return value.replace(/[\\\t\n\r]/g, (c) =>
+    c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r',
+  );
 }
 
 function copyArray(values: readonly string[] | null | undefined): string {

@@ -21,7 +21,14 @@ interface Payload {
   accepted: number;
   partial: number;
   rejected: number;
-  results: { index: number; status: string; id: string | null; key: string | null; code: string | null; message: string | null }[];
+  results: {
+    index: number;
+    status: string;
+    id: string | null;
+    key: string | null;
+    code: string | null;
+    message: string | null;
+  }[];
 }
 
 const obs = (i: number, extra: Record<string, unknown> = {}) => ({
@@ -81,7 +88,11 @@ describe('bulk import mutations', () => {
     // The same items online: every written one is now a DUPLICATE with the same id.
     const online = await as('alice', RECORD, { ns: NS, o: [obs(1), obs(3), obs(4)] });
     expect(online.results.map((r) => r.status)).toEqual(['DUPLICATE', 'DUPLICATE', 'DUPLICATE']);
-    expect(online.results.map((r) => r.id)).toEqual([bulk.results[0]!.id, bulk.results[2]!.id, bulk.results[5]!.id]);
+    expect(online.results.map((r) => r.id)).toEqual([
+      bulk.results[0]!.id,
+      bulk.results[2]!.id,
+      bulk.results[5]!.id,
+    ]);
 
     const ids = [bulk.results[0]!.key, bulk.results[2]!.key];
     const rows = await gw.db.query<{ chunks: number; postings: number; vectors: number; nodes: number }>(
@@ -138,11 +149,10 @@ describe('bulk import mutations', () => {
       { token: tokens.alice },
     );
     expect(begin.data?.beginImport.vectorIndex).toBe('REBUILD');
-    const written = await as(
-      'alice',
-      IMPORT,
-      { ns: NS, o: Array.from({ length: 50 }, (_, i) => obs(100 + i)) },
-    );
+    const written = await as('alice', IMPORT, {
+      ns: NS,
+      o: Array.from({ length: 50 }, (_, i) => obs(100 + i)),
+    });
     expect(written.accepted).toBe(50);
     // Without the index every read still answers (vector search as an exact scan).
     const read = await gw.gql<{ search: { hits: { chunk: { text: string } | null }[] } }>(
@@ -153,9 +163,17 @@ describe('bulk import mutations', () => {
     expect(read.errors).toBeUndefined();
     expect(read.data!.search.hits.some((h) => h.chunk?.text.includes('zebrafish120'))).toBe(true);
     const finish = `mutation { finishImport(namespace: "${NS}") { vectorIndex ms } }`;
-    const first = await gw.gql<{ finishImport: { vectorIndex: string } }>(finish, {}, { token: tokens.alice });
+    const first = await gw.gql<{ finishImport: { vectorIndex: string } }>(
+      finish,
+      {},
+      { token: tokens.alice },
+    );
     expect(first.data?.finishImport.vectorIndex).toBe('BUILT');
-    const again = await gw.gql<{ finishImport: { vectorIndex: string } }>(finish, {}, { token: tokens.alice });
+    const again = await gw.gql<{ finishImport: { vectorIndex: string } }>(
+      finish,
+      {},
+      { token: tokens.alice },
+    );
     expect(again.data?.finishImport.vectorIndex).toBe('READY');
     const index = await gw.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = 'chunks_embedding_idx'`,
