@@ -50,6 +50,20 @@ export interface IngestScenario {
   batch(ds: Dataset, b: number, size: number): IngestBatch;
   /** Rows the batches produced that are worth a rate of their own (chunks of documents). */
   derived?(ctx: ScenarioContext): Promise<{ unit: string; count: number } | null>;
+  /** A whole run of its own instead of `batches` × `batch` (the bulk import: begin, load, finish). */
+  run?(ctx: ScenarioContext, batchSize: number): Promise<IngestRun>;
+}
+
+/** What a scenario with its own `run` measured. */
+export interface IngestRun {
+  items: number;
+  ms: number;
+  batchMs: number[];
+  statements: number[];
+  rejected: number;
+  firstRejection?: string;
+  /** Named phases of the run worth reporting (index build…), in milliseconds. */
+  phases: Record<string, number>;
 }
 
 export type Scenario = ReadScenario | IngestScenario;

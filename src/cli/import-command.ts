@@ -13,7 +13,7 @@ import { configuredLocation, describeLocation, openLocation } from './database-l
 const USAGE = `Usage: memgate import FILE.jsonl --namespace NS [--bulk] [--batch N] [--url URL [--token TOKEN]]
        memgate import EXPORT.jsonl        (a file written by \`memgate export\`)
   --bulk         the bulk path for large files: COPY, set-based writes, the vector index built
-                 once at the end when the load is large (default batch 2000, else 500)
+                 once at the end when the load is large (default batch 1000, else 500)
   --vector-index keep|rebuild   with --bulk: override that choice
   --url URL      import through a running gateway's GraphQL API (e.g. http://127.0.0.1:4000/graphql)
                  instead of opening the data folder, which a running gateway holds
@@ -58,7 +58,7 @@ registerCommand('import', {
       const checked = namespaceSchema.safeParse(ns);
       if (!checked.success) throw new UsageError(`--namespace: ${checked.error.issues[0]?.message}`);
       namespace = checked.data;
-      batchSize = positiveInt(options.get('batch'), 'batch', bulk ? 2000 : 500);
+      batchSize = positiveInt(options.get('batch'), 'batch', bulk ? 1000 : 500);
       url = stringOption(options.get('url'), 'url');
       if (url !== undefined && !/^https?:\/\/./.test(url))
         throw new UsageError('--url must be an http(s) URL');

@@ -51,7 +51,8 @@ export interface ImportOptions {
 }
 
 export const DEFAULT_IMPORT_BATCH = 500;
-export const DEFAULT_BULK_BATCH = 2000;
+/** As large as a GraphQL list may be by default, so `--url` sends the same batches. */
+export const DEFAULT_BULK_BATCH = 1000;
 /** Documents go to the embedder in one call per request: keep requests to a sane size. */
 const MAX_DOCUMENT_BATCH_BYTES = 8 * 1024 * 1024;
 

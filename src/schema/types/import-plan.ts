@@ -45,7 +45,7 @@ builder.mutationFields((t) => ({
   importObservations: t.field({
     type: WritePayloadRef,
     description:
-      'recordObservations for large batches (up to 5000): same validation, identities and per-item answers, written with COPY and one set-based statement; items with assertions take the online path. A repeat is DUPLICATE, so a re-run resumes.',
+      'recordObservations for large batches (up to 5000, within MEMGATE_MAX_LIST_SIZE): same validation, identities and per-item answers, written with COPY and one set-based statement; items with assertions take the online path. A repeat is DUPLICATE, so a re-run resumes.',
     args: {
       namespace: t.arg.string({ required: true }),
       observations: t.arg({ type: [ObservationInputRef], required: true }),
