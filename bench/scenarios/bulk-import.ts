@@ -35,21 +35,25 @@ async function runBulk(ctx: ScenarioContext, requested: number): Promise<IngestR
     await ctx.gql(BEGIN, { ns: BULK_NAMESPACE, n: total }),
     'beginImport',
   );
-  ctx.log(`  bulk import of ${total}: vector index ${plan.vectorIndex} (${plan.indexedChunks} chunks indexed)`);
+  ctx.log(
+    `  bulk import of ${total}: vector index ${plan.vectorIndex} (${plan.indexedChunks} chunks indexed)`,
+  );
   const batchMs: number[] = [];
   const statements: number[] = [];
   let rejected = 0;
   let firstRejection: string | undefined;
   for (let b = 0; b * batchSize < total; b++) {
     const size = Math.min(batchSize, total - b * batchSize);
-    const observations = Array.from({ length: size }, (_, i) => observationInput(ctx.ds, b, i, false, 'bulk-'));
+    const observations = Array.from({ length: size }, (_, i) =>
+      observationInput(ctx.ds, b, i, false, 'bulk-'),
+    );
     const t = performance.now();
     const answer = await ctx.gql(IMPORT, { ns: BULK_NAMESPACE, observations });
     batchMs.push(performance.now() - t);
-    const payload = dataOf<{ rejected: number; results: { status: string; code?: string; message?: string }[] }>(
-      answer,
-      `importObservations batch ${b}`,
-    );
+    const payload = dataOf<{
+      rejected: number;
+      results: { status: string; code?: string; message?: string }[];
+    }>(answer, `importObservations batch ${b}`);
     rejected += payload.rejected;
     const bad = payload.results.find((r) => r.status === 'REJECTED');
     if (bad && !firstRejection) firstRejection = `${bad.code ?? ''} ${bad.message ?? ''}`.trim();
