@@ -11,10 +11,10 @@ export interface QueryResult<R> {
 export interface Queryable {
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
   /**
-   * `COPY … FROM STDIN` with `data` in COPY's text format, inside the transaction (bulk import).
-   * Both adapters' transactions have it; a bare pool does not.
+   * `COPY … FROM STDIN` with `data` in COPY's text (string) or binary (bytes) format, inside
+   * the transaction (bulk import). Both adapters' transactions have it; a bare pool does not.
    */
-  copyFrom?(sql: string, data: string): Promise<void>;
+  copyFrom?(sql: string, data: string | Uint8Array): Promise<void>;
 }
 
 export type Backend = 'pglite' | 'postgres';
@@ -69,7 +69,9 @@ export function countingDatabase(db: Database, trace: SqlTrace): Database {
   // Metrics and spans per statement, by its queryName (a no-op wrapper when both are off).
   const countingQueryable = (q: Queryable): Queryable => ({
     query: (sql, params) => count(() => observeStatement(sql, () => q.query(sql, params))),
-    ...(q.copyFrom ? { copyFrom: (sql: string, data: string) => count(() => q.copyFrom!(sql, data)) } : {}),
+    ...(q.copyFrom
+      ? { copyFrom: (sql: string, data: string | Uint8Array) => count(() => q.copyFrom!(sql, data)) }
+      : {}),
   });
   return {
     backend: db.backend,

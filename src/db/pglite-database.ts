@@ -64,7 +64,7 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
           // PGlite reads COPY input from a Blob named /dev/blob in the statement.
           copyFrom: async (sql, data) => {
             await pglite.query(sql.replace(/FROM STDIN/i, "FROM '/dev/blob'"), [], {
-              blob: new Blob([data]),
+              blob: new Blob([typeof data === 'string' ? data : new Uint8Array(data)]),
             });
           },
         };
