@@ -61,6 +61,8 @@ export class StatementCapture {
     };
     const recorded = (q: Queryable): Queryable => ({
       query: (sql, params) => record(sql, params, () => q.query(sql, params)),
+      // COPY (bulk import) passes through unrecorded: it has no parameters to replay.
+      ...(q.copyFrom ? { copyFrom: q.copyFrom.bind(q) } : {}),
     });
     // Spread first: adapter extras (`pglite`, `pool`) stay reachable for code that uses them.
     this.db = {

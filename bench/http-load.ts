@@ -80,16 +80,21 @@ export function describeError(answer: GqlAnswer): string {
 
 const sharedAgent = new Agent({ keepAlive: true, maxSockets: 4 });
 
-/** One GraphQL request over HTTP. */
-export function gql(url: string, query: string, variables: Record<string, unknown> = {}): Promise<GqlAnswer> {
-  return post(url, JSON.stringify({ query, variables }), sharedAgent);
+/** One GraphQL request over HTTP (a long one, such as an index build, may ask for more time). */
+export function gql(
+  url: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  timeoutMs = 120_000,
+): Promise<GqlAnswer> {
+  return post(url, JSON.stringify({ query, variables }), sharedAgent, timeoutMs);
 }
 
 export function closeSharedAgent(): void {
   sharedAgent.destroy();
 }
 
-function post(url: string, body: string, agent: Agent): Promise<GqlAnswer> {
+function post(url: string, body: string, agent: Agent, timeoutMs = 120_000): Promise<GqlAnswer> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -119,7 +124,9 @@ function post(url: string, body: string, agent: Agent): Promise<GqlAnswer> {
         res.on('error', reject);
       },
     );
-    req.setTimeout(120_000, () => req.destroy(new Error('request timed out after 120 s')));
+    req.setTimeout(timeoutMs, () =>
+      req.destroy(new Error(`request timed out after ${Math.round(timeoutMs / 1000)} s`)),
+    );
     req.on('error', reject);
     req.end(body);
   });

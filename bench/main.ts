@@ -24,7 +24,7 @@ export const BENCH_USAGE = `Usage: npm run bench -- [options]        (or: npx me
   --batch N               items per ingest mutation (default 500; 100 with --quick)
   --only a,b              only these scenarios (entity, search, context, typedContext, explore,
                           neighbors, recordObservations, recordObservations+assertions,
-                          retainDocuments, assertFacts)
+                          retainDocuments, assertFacts, bulkImport)
   --seed N                generator seed (default 42)
   --out DIR               results directory (default bench/results)
   --keep-db NAME          postgres: keep the loaded database NAME after the run and reuse it

@@ -123,6 +123,10 @@ export interface IngestFigure {
   derived?: { unit: string; count: number; perSec: number };
   /** The same rows inserted by hand (multi-row INSERTs): their rate, and perSec ÷ that rate. */
   floor?: { perSec: number; ratio: number };
+  /** Scenarios with a run of their own (bulk import): named phases, in milliseconds. */
+  phases?: Record<string, number>;
+  /** The gateway process's peak resident memory when the scenario ended (PGlite: database included). */
+  peakRssMB?: number;
 }
 
 export interface BenchResult {
@@ -564,6 +568,7 @@ async function runIngest(
   options: BenchOptions,
   log: Log,
 ): Promise<IngestFigure> {
+  if (scenario.run) return runWhole(scenario, ctx, options, log);
   const batches = options.quick ? 1 : 3;
   const size = options.batchSize;
   const times: number[] = [];
@@ -626,6 +631,45 @@ async function runIngest(
         ? `, ${figure.floor.ratio.toFixed(2)}× the hand-written floor (${figure.floor.perSec.toFixed(0)}/s)`
         : '') +
       (rejected ? `, ${rejected} rejected (${firstRejection})` : ''),
+  );
+  return figure;
+}
+
+/** A scenario that runs itself (begin, many batches, finish): one figure for the whole run. */
+async function runWhole(
+  scenario: IngestScenario,
+  ctx: ScenarioContext,
+  options: BenchOptions,
+  log: Log,
+): Promise<IngestFigure> {
+  const cpuBefore = (await ctx.gateway.memory()).cpuMs;
+  const run = await scenario.run!(ctx, options.batchSize);
+  const memory = await ctx.gateway.memory();
+  const derivedCount = scenario.derived ? await scenario.derived(ctx) : null;
+  const figure: IngestFigure = {
+    name: scenario.name,
+    title: scenario.title,
+    unit: scenario.unit,
+    batches: run.batchMs.length,
+    batchSize: Math.ceil(run.items / Math.max(1, run.batchMs.length)),
+    items: run.items,
+    perSec: (run.items / run.ms) * 1000,
+    perSecMedianBatch: median(run.batchMs.map((ms) => (run.items / run.batchMs.length / ms) * 1000)),
+    batchMs: latency(run.batchMs),
+    rejected: run.rejected,
+    ...(run.firstRejection ? { firstRejection: run.firstRejection } : {}),
+    statementsPerBatch: run.statements.length ? median(run.statements) : null,
+    cpuMsPerItem: (memory.cpuMs - cpuBefore) / Math.max(1, run.items),
+    ...(derivedCount ? { derived: { ...derivedCount, perSec: (derivedCount.count / run.ms) * 1000 } } : {}),
+    phases: run.phases,
+    peakRssMB: Math.round((memory.maxRssBytes / 1048576) * 10) / 10,
+  };
+  log(
+    `  ${scenario.name}: ${figure.perSec.toFixed(0)} ${scenario.unit}/s end to end ` +
+      `(${run.items} in ${(run.ms / 1000).toFixed(1)} s; ${Object.entries(run.phases)
+        .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
+        .join(', ')}; peak RSS ${figure.peakRssMB} MB)` +
+      (run.rejected ? `, ${run.rejected} rejected (${run.firstRejection})` : ''),
   );
   return figure;
 }

@@ -1,4 +1,5 @@
 /** Every scenario, in the order they run (reads first, on the pristine dataset; then ingest). */
+import { bulkImport } from './bulk-import.js';
 import { context } from './context.js';
 import { entityLookup } from './entity-lookup.js';
 import { explore, exploreHubs } from './explore.js';
@@ -26,4 +27,5 @@ export const SCENARIOS: readonly Scenario[] = [
   ingestObservationsWithAssertions,
   ingestDocuments,
   ingestFacts,
+  bulkImport,
 ];

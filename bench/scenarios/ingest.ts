@@ -14,7 +14,7 @@ function ingestKey(kind: string, n: number): string {
   return `${kind}:ing${n % 3000}`;
 }
 
-function observationInput(ds: Dataset, b: number, i: number, withAssertions: boolean) {
+export function observationInput(ds: Dataset, b: number, i: number, withAssertions: boolean, prefix = '') {
   const rng = ds.ingestRng(b * 100_003 + i + (withAssertions ? 50_000_000 : 0));
   const topic = rng.int(ds.text.topicCount());
   const actor = ingestKey('person', rng.int(3000));
@@ -23,7 +23,7 @@ function observationInput(ds: Dataset, b: number, i: number, withAssertions: boo
     source: {
       system: 'bench-ingest',
       stream: `stream-${b % 16}`,
-      externalId: `${withAssertions ? 'a' : 'p'}-${b}-${i}`,
+      externalId: `${prefix}${withAssertions ? 'a' : 'p'}-${b}-${i}`,
     },
     kind: 'message',
     occurredAt,

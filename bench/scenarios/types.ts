@@ -52,6 +52,20 @@ export interface IngestScenario {
   derived?(ctx: ScenarioContext): Promise<{ unit: string; count: number } | null>;
   /** The same rows as batch `b` inserted by hand (see ingest-floor.ts): milliseconds, NaN when none. */
   floor?(ctx: ScenarioContext, b: number): Promise<number>;
+  /** A whole run of its own instead of `batches` × `batch` (the bulk import: begin, load, finish). */
+  run?(ctx: ScenarioContext, batchSize: number): Promise<IngestRun>;
+}
+
+/** What a scenario with its own `run` measured. */
+export interface IngestRun {
+  items: number;
+  ms: number;
+  batchMs: number[];
+  statements: number[];
+  rejected: number;
+  firstRejection?: string;
+  /** Named phases of the run worth reporting (index build…), in milliseconds. */
+  phases: Record<string, number>;
 }
 
 export type Scenario = ReadScenario | IngestScenario;

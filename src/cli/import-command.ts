@@ -10,8 +10,11 @@ import { remoteImportWriter } from './remote-writer.js';
 import { UsageError, parseArgs, positiveInt } from './args.js';
 import { configuredLocation, describeLocation, openLocation } from './database-location.js';
 
-const USAGE = `Usage: memgate import FILE.jsonl --namespace NS [--batch 500] [--url URL [--token TOKEN]]
+const USAGE = `Usage: memgate import FILE.jsonl --namespace NS [--bulk] [--batch N] [--url URL [--token TOKEN]]
        memgate import EXPORT.jsonl        (a file written by \`memgate export\`)
+  --bulk         the bulk path for large files: COPY, set-based writes, the vector index built
+                 once at the end when the load is large (default batch 1000, else 500)
+  --vector-index keep|rebuild   with --bulk: override that choice
   --url URL      import through a running gateway's GraphQL API (e.g. http://127.0.0.1:4000/graphql)
                  instead of opening the data folder, which a running gateway holds
   --token TOKEN  bearer token for --url (default: MEMGATE_TOKEN)`;
@@ -34,8 +37,16 @@ registerCommand('import', {
     let batchSize: number;
     let url: string | undefined;
     let token: string | undefined;
+    let bulk: boolean;
+    let vectorIndex: 'KEEP' | 'REBUILD' | undefined;
     try {
-      const { positional, options } = parseArgs(args, ['namespace', 'batch', 'url', 'token']);
+      const { positional, options } = parseArgs(args, ['namespace', 'batch', 'url', 'token', 'vector-index']);
+      bulk = options.get('bulk') === true;
+      const plan = stringOption(options.get('vector-index'), 'vector-index');
+      if (plan !== undefined && plan !== 'keep' && plan !== 'rebuild')
+        throw new UsageError('--vector-index must be keep or rebuild');
+      if (plan !== undefined && !bulk) throw new UsageError('--vector-index needs --bulk');
+      vectorIndex = plan === undefined ? undefined : plan === 'keep' ? 'KEEP' : 'REBUILD';
       if (options.has('help')) {
         process.stdout.write(`${USAGE}\n`);
         return 0;
@@ -47,7 +58,7 @@ registerCommand('import', {
       const checked = namespaceSchema.safeParse(ns);
       if (!checked.success) throw new UsageError(`--namespace: ${checked.error.issues[0]?.message}`);
       namespace = checked.data;
-      batchSize = positiveInt(options.get('batch'), 'batch', 500);
+      batchSize = positiveInt(options.get('batch'), 'batch', bulk ? 1000 : 500);
       url = stringOption(options.get('url'), 'url');
       if (url !== undefined && !/^https?:\/\/./.test(url))
         throw new UsageError('--url must be an http(s) URL');
@@ -73,14 +84,25 @@ registerCommand('import', {
       close = () => app.close();
     }
     const progress = createProgress(`import ${namespace}`, process.stderr, 'lines');
+    // The bulk path counts the lines first: the vector-index decision and the ETA need them.
+    const expectedLines = bulk ? await countLines(file) : undefined;
     try {
       const summary = await importJsonlWith(writer, createReadStream(file), {
         namespace,
         batchSize,
+        ...(expectedLines !== undefined
+          ? {
+              bulk: {
+                expectedLines,
+                ...(vectorIndex ? { vectorIndex } : {}),
+                onIndexBuild: () => progress.done('building the vector index…'),
+              },
+            }
+          : {}),
         onProgress: (s) =>
           progress.update(
             s.lines,
-            undefined,
+            expectedLines,
             `${size > 0 ? Math.min(100, (100 * s.bytes) / size).toFixed(0) : 100}% of file  ` +
               `accepted ${s.accepted}  partial ${s.partial}  duplicate ${s.duplicate}  rejected ${s.rejected}`,
           ),
@@ -140,8 +162,28 @@ function formatSummary(file: string, namespace: string, summary: ImportSummary):
       `${(summary.lines / Math.max(summary.ms / 1000, 1e-3)).toFixed(0)} lines/s)`,
     `accepted ${summary.accepted}  partial ${summary.partial}  duplicate ${summary.duplicate}  rejected ${summary.rejected}`,
     `statuses ${JSON.stringify(summary.statuses)}`,
+    ...(summary.vectorIndex
+      ? [
+          `vector index ${summary.vectorIndex.plan === 'REBUILD' ? 'rebuilt once after the load' : 'kept live'}` +
+            ` (${summary.vectorIndex.finish === 'BUILT' ? `built in ${formatSeconds(summary.vectorIndex.ms / 1000)}` : 'ready'})`,
+        ]
+      : []),
     ...(summary.reasons.length > 0 ? ['first rejections:', ...summary.reasons.map((r) => `  ${r}`)] : []),
   ];
+}
+
+/** Non-empty lines of a file, read in large blocks. */
+async function countLines(file: string): Promise<number> {
+  let lines = 0;
+  let last = 10;
+  for await (const block of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    for (let i = 0; i < block.length; i++) {
+      const byte = block[i]!;
+      if (byte === 10 && last !== 10) lines++;
+      last = byte;
+    }
+  }
+  return last === 10 ? lines : lines + 1;
 }
 
 function stringOption(value: string | true | undefined, name: string): string | undefined {

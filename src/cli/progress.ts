@@ -1,6 +1,7 @@
 /**
  * A one-line progress report on stderr: redrawn in place on a terminal, a plain line every few
- * seconds otherwise (logs, CI). Nothing goes to stdout, which stays free for results.
+ * seconds otherwise (logs, CI; MEMGATE_PROGRESS_MS sets how many milliseconds apart). Nothing goes
+ * to stdout, which stays free for results.
  */
 export interface Progress {
   update(done: number, total?: number, note?: string): void;
@@ -14,6 +15,7 @@ export function createProgress(
 ): Progress {
   const started = performance.now();
   const tty = Boolean(stream.isTTY);
+  const every = tty ? 100 : Number(process.env.MEMGATE_PROGRESS_MS ?? 5000);
   let lastDraw = 0;
   let lastLine = '';
   const render = (done: number, total: number | undefined, note?: string): string => {
@@ -40,7 +42,7 @@ export function createProgress(
     update(done, total, note) {
       const now = performance.now();
       const finished = total !== undefined && done >= total;
-      if (now - lastDraw < (tty ? 100 : 5000) && !finished) return;
+      if (now - lastDraw < every && !finished) return;
       lastDraw = now;
       lastLine = render(done, total, note);
       stream.write(tty ? `\r\x1b[2K${lastLine}` : `${lastLine}\n`);

@@ -1,4 +1,5 @@
 import { type WritePayload, type WriteResult, rejected } from '../services/batch.js';
+import type { ImportFinish, ImportPlan } from '../services/bulk-import-service.js';
 import type { ImportWriter } from '../services/import-service.js';
 
 /**
@@ -12,19 +13,27 @@ const MUTATIONS = {
     recordObservations(namespace: $namespace, observations: $items) { ${RESULT_FIELDS} } }`,
   retainDocuments: `mutation Import($namespace: String!, $items: [DocumentInput!]!) {
     retainDocuments(namespace: $namespace, documents: $items) { ${RESULT_FIELDS} } }`,
+  importObservations: `mutation Import($namespace: String!, $items: [ObservationInput!]!) {
+    importObservations(namespace: $namespace, observations: $items) { ${RESULT_FIELDS} } }`,
 } as const;
+
+const BEGIN = `mutation BeginImport($namespace: String!, $observations: Int!, $vectorIndex: VectorIndexPlan) {
+  beginImport(namespace: $namespace, observations: $observations, vectorIndex: $vectorIndex) {
+    vectorIndex indexedChunks } }`;
+const FINISH = `mutation FinishImport($namespace: String!) {
+  finishImport(namespace: $namespace) { vectorIndex ms } }`;
 
 type Field = keyof typeof MUTATIONS;
 
 interface GraphQLBody {
-  data?: Partial<Record<Field, WritePayload>> | null;
+  data?: Record<string, unknown> | null;
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
 export class RemoteImportError extends Error {}
 
 export function remoteImportWriter(url: string, token: string | undefined): ImportWriter {
-  const post = async (field: Field, namespace: string, items: unknown[]): Promise<GraphQLBody> => {
+  const post = async (query: string, variables: Record<string, unknown>): Promise<GraphQLBody> => {
     let res: Response;
     try {
       res = await fetch(url, {
@@ -34,7 +43,7 @@ export function remoteImportWriter(url: string, token: string | undefined): Impo
           accept: 'application/graphql-response+json, application/json',
           ...(token ? { authorization: `Bearer ${token}` } : {}),
         },
-        body: JSON.stringify({ query: MUTATIONS[field], variables: { namespace, items } }),
+        body: JSON.stringify({ query, variables }),
       });
     } catch (error) {
       throw new RemoteImportError(
@@ -52,8 +61,8 @@ export function remoteImportWriter(url: string, token: string | undefined): Impo
   };
 
   const write = async (field: Field, namespace: string, items: unknown[]): Promise<WritePayload> => {
-    const body = await post(field, namespace, items);
-    const payload = body.data?.[field];
+    const body = await post(MUTATIONS[field], { namespace, items });
+    const payload = body.data?.[field] as WritePayload | undefined;
     if (payload) return payload;
     const error = body.errors?.[0];
     const code = error?.extensions?.code ?? 'ERROR';
@@ -74,8 +83,23 @@ export function remoteImportWriter(url: string, token: string | undefined): Impo
     return { accepted: results.length - refused - partial, partial, rejected: refused, results };
   };
 
+  /** beginImport / finishImport: any error stops the import. */
+  const step = async <T>(field: string, query: string, variables: Record<string, unknown>): Promise<T> => {
+    const body = await post(query, variables);
+    const value = body.data?.[field];
+    if (value) return value as T;
+    const error = body.errors?.[0];
+    throw new RemoteImportError(
+      `${error?.extensions?.code ?? 'ERROR'}: ${error?.message ?? 'no data in the response'}`,
+    );
+  };
+
   return {
     recordObservations: (namespace, values) => write('recordObservations', namespace, values),
     retainDocuments: (namespace, values) => write('retainDocuments', namespace, values),
+    importObservations: (namespace, values) => write('importObservations', namespace, values),
+    beginImport: (namespace, observations, vectorIndex) =>
+      step<ImportPlan>('beginImport', BEGIN, { namespace, observations, vectorIndex: vectorIndex ?? null }),
+    finishImport: (namespace) => step<ImportFinish>('finishImport', FINISH, { namespace }),
   };
 }

@@ -10,6 +10,11 @@ export interface QueryResult<R> {
 
 export interface Queryable {
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+  /**
+   * `COPY … FROM STDIN` with `data` in COPY's text (string) or binary (bytes) format, inside
+   * the transaction (bulk import). Both adapters' transactions have it; a bare pool does not.
+   */
+  copyFrom?(sql: string, data: string | Uint8Array): Promise<void>;
 }
 
 export type Backend = 'pglite' | 'postgres';
@@ -18,6 +23,11 @@ export interface Database extends Queryable {
   readonly backend: Backend;
   /** Runs `fn` inside BEGIN/COMMIT; any throw rolls back. `name` appears in logs and traces. */
   transaction<T>(name: string, fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Native PostgreSQL only: `fn` on one connection outside any transaction, its settings reset
+   * afterwards (what `CREATE INDEX CONCURRENTLY` with session settings needs).
+   */
+  session?<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   /** Runs several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
@@ -59,6 +69,9 @@ export function countingDatabase(db: Database, trace: SqlTrace): Database {
   // Metrics and spans per statement, by its queryName (a no-op wrapper when both are off).
   const countingQueryable = (q: Queryable): Queryable => ({
     query: (sql, params) => count(() => observeStatement(sql, () => q.query(sql, params))),
+    ...(q.copyFrom
+      ? { copyFrom: (sql: string, data: string | Uint8Array) => count(() => q.copyFrom!(sql, data)) }
+      : {}),
   });
   return {
     backend: db.backend,
@@ -67,5 +80,6 @@ export function countingDatabase(db: Database, trace: SqlTrace): Database {
       inSpan(`transaction ${name}`, {}, () => db.transaction(name, (tx) => fn(countingQueryable(tx)))),
     exec: (sql) => db.exec(sql),
     close: () => db.close(),
+    ...(db.session ? { session: db.session.bind(db) } : {}),
   };
 }

@@ -59,7 +59,15 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
     transaction: (_name, fn) =>
       lock.run(async () => {
         await pglite.exec('BEGIN');
-        const tx: Queryable = { query: (sql, params) => run(sql, params) };
+        const tx: Queryable = {
+          query: (sql, params) => run(sql, params),
+          // PGlite reads COPY input from a Blob named /dev/blob in the statement.
+          copyFrom: async (sql, data) => {
+            await pglite.query(sql.replace(/FROM STDIN/i, "FROM '/dev/blob'"), [], {
+              blob: new Blob([typeof data === 'string' ? data : new Uint8Array(data)]),
+            });
+          },
+        };
         try {
           const value = await fn(tx);
           await pglite.exec('COMMIT');

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { statementName } from '../observability/sql.js';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { from as copyFromStdin } from 'pg-copy-streams';
 import pgvector from 'pgvector';
 import { type Database, type QueryResult, type Queryable, toParam } from './database.js';
 
@@ -77,7 +80,12 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const tx: Queryable = { query: (sql, params) => run(client, sql, params) };
+        const tx: Queryable = {
+          query: (sql, params) => run(client, sql, params),
+          copyFrom: async (sql, data) => {
+            await pipeline(Readable.from([data]), client.query(copyFromStdin(sql)));
+          },
+        };
         const value = await fn(tx);
         await client.query('COMMIT');
         return value;
@@ -90,6 +98,15 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
     },
     async exec(sql) {
       await pool.query(sql);
+    },
+    async session(fn) {
+      const client = await pool.connect();
+      try {
+        return await fn({ query: (sql, params) => run(client, sql, params) });
+      } finally {
+        await client.query('RESET ALL').catch(() => undefined);
+        client.release();
+      }
     },
     close: () => pool.end(),
     listen: (channel, onPayload) => listenOn(options.connectionString, channel, onPayload),

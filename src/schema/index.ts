@@ -61,6 +61,8 @@ import './types/typed-context.js';
 import './types/text-search-configuration.js';
 import './types/text-search-reindex.js';
 import './types/text-search-settings.js';
+import './types/import-plan.js';
+import './types/import-finish.js';
 
 export const schema = builder.toSchema({ sortSchema: false });
 

@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import { createContext } from '../context.js';
 import { parseDateTime } from '../domain/temporal.js';
 import type { WritePayload, WriteStatus } from './batch.js';
+import type { ImportFinish, ImportPlan } from './bulk-import-service.js';
 import { DOCUMENT_LIMITS } from './document-service.js';
 import type { AppDeps } from './request-scope.js';
 
@@ -32,6 +33,8 @@ export interface ImportSummary {
   /** Bytes of input consumed (for progress against a file size). */
   bytes: number;
   ms: number;
+  /** Bulk imports: what was done with the vector index, and how long its build took. */
+  vectorIndex?: { plan: ImportPlan['vectorIndex']; finish: ImportFinish['vectorIndex']; ms: number };
 }
 
 export interface ImportOptions {
@@ -40,9 +43,16 @@ export interface ImportOptions {
   batchSize?: number;
   maxReasons?: number;
   onProgress?: (summary: ImportSummary) => void;
+  /**
+   * The bulk path: observations go through importObservations (COPY, set-based), framed by
+   * beginImport / finishImport; `expectedLines` sizes the decision about the vector index.
+   */
+  bulk?: { expectedLines: number; vectorIndex?: ImportPlan['vectorIndex']; onIndexBuild?: () => void };
 }
 
 export const DEFAULT_IMPORT_BATCH = 500;
+/** As large as a GraphQL list may be by default, so `--url` sends the same batches. */
+export const DEFAULT_BULK_BATCH = 1000;
 /** Documents go to the embedder in one call per request: keep requests to a sane size. */
 const MAX_DOCUMENT_BATCH_BYTES = 8 * 1024 * 1024;
 
@@ -64,6 +74,13 @@ interface Entry {
 export interface ImportWriter {
   recordObservations(namespace: string, values: Record<string, unknown>[]): Promise<WritePayload>;
   retainDocuments(namespace: string, values: Record<string, unknown>[]): Promise<WritePayload>;
+  importObservations(namespace: string, values: Record<string, unknown>[]): Promise<WritePayload>;
+  beginImport(
+    namespace: string,
+    expectedObservations: number,
+    vectorIndex?: ImportPlan['vectorIndex'],
+  ): Promise<ImportPlan>;
+  finishImport(namespace: string): Promise<ImportFinish>;
 }
 
 export function localImportWriter(deps: AppDeps, principal: Principal): ImportWriter {
@@ -73,6 +90,11 @@ export function localImportWriter(deps: AppDeps, principal: Principal): ImportWr
       createContext(deps, principal).services.observations.recordObservations(namespace, values),
     retainDocuments: (namespace, values) =>
       createContext(deps, principal).services.documents.retainDocuments(namespace, values),
+    importObservations: (namespace, values) =>
+      createContext(deps, principal).services.bulkImport.importObservations(namespace, values),
+    beginImport: (namespace, expected, vectorIndex) =>
+      createContext(deps, principal).services.bulkImport.beginImport(namespace, expected, vectorIndex),
+    finishImport: (namespace) => createContext(deps, principal).services.bulkImport.finishImport(namespace),
   };
 }
 
@@ -91,7 +113,14 @@ export async function importJsonlWith(
   options: ImportOptions,
 ): Promise<ImportSummary> {
   const started = performance.now();
-  const batchSize = options.batchSize ?? DEFAULT_IMPORT_BATCH;
+  const bulk = options.bulk;
+  const batchSize = options.batchSize ?? (bulk ? DEFAULT_BULK_BATCH : DEFAULT_IMPORT_BATCH);
+  const plan = bulk
+    ? await writer.beginImport(options.namespace, bulk.expectedLines, bulk.vectorIndex)
+    : null;
+  const writeObservations = bulk
+    ? writer.importObservations.bind(writer)
+    : writer.recordObservations.bind(writer);
   const maxReasons = options.maxReasons ?? 5;
   const summary: ImportSummary = {
     lines: 0,
@@ -141,7 +170,7 @@ export async function importJsonlWith(
       if (observations.length > 0) {
         apply(
           observations,
-          await writer.recordObservations(
+          await writeObservations(
             options.namespace,
             observations.map((e) => e.value),
           ),
@@ -184,6 +213,11 @@ export async function importJsonlWith(
     if (batch.length >= batchSize) await flush();
   }
   await flush();
+  if (plan) {
+    bulk?.onIndexBuild?.();
+    const finish = await writer.finishImport(options.namespace);
+    summary.vectorIndex = { plan: plan.vectorIndex, finish: finish.vectorIndex, ms: finish.ms };
+  }
   summary.ms = performance.now() - started;
   return summary;
 }

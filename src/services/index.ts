@@ -1,4 +1,5 @@
 import { AuditService } from './audit-service.js';
+import { BulkImportService } from './bulk-import-service.js';
 import { ChangeService } from './change-service.js';
 import { ContextService } from './context-service.js';
 import { RouteService } from './route-service.js';
@@ -33,6 +34,7 @@ export interface Services {
   typedContext: TypedContextService;
   textSearch: TextSearchService;
   changes: ChangeService;
+  bulkImport: BulkImportService;
 }
 
 export function createServices(scope: RequestScope): Services {
@@ -53,5 +55,6 @@ export function createServices(scope: RequestScope): Services {
     typedContext: new TypedContextService(scope),
     textSearch: new TextSearchService(scope),
     changes: new ChangeService(scope),
+    bulkImport: new BulkImportService(scope),
   };
 }

@@ -77,7 +77,7 @@ const OBSERVATION_CHUNK_OVERLAP = 150;
 const MAX_STATUS_REASON = 4000;
 
 /** One new observation, everything computed before the transaction. */
-interface Draft {
+export interface Draft {
   index: number;
   id: string;
   row: ObservationWrite;
@@ -448,7 +448,7 @@ function collision(index: number): WriteResult {
 }
 
 /** Everything about one new observation that needs no database: row, PII, chunks, assertions. */
-function draftOf(
+export function draftOf(
   index: number,
   id: string,
   input: ObservationInput,

@@ -76,4 +76,25 @@ describe('docs/import.md', () => {
       rejected: 0,
     });
   });
+
+  it('the example file imports the same way through the bulk path', async () => {
+    const summary = await importJsonl(
+      gw.app.deps,
+      LOCAL_PRINCIPAL,
+      Readable.from([exampleLines.join('\n')]),
+      { namespace: 'import-doc-bulk', bulk: { expectedLines: exampleLines.length } },
+    );
+    expect(summary).toMatchObject({
+      lines: 3,
+      observations: 2,
+      documents: 1,
+      accepted: 3,
+      rejected: 0,
+      vectorIndex: { plan: 'KEEP', finish: 'READY' },
+    });
+    const facts = await gw.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM facts WHERE namespace = 'import-doc-bulk' AND predicate = 'HAS_ISSUE'`,
+    );
+    expect(facts.rows[0]!.n).toBe(1);
+  });
 });

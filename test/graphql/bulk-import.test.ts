@@ -1,0 +1,192 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEY_UNAVAILABLE_MESSAGE } from '../../src/errors.js';
+import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { writeTokensFile } from '../helpers/principals.js';
+
+/**
+ * The bulk import mutations: importObservations answers item by item exactly as
+ * recordObservations does (validation, duplicates, hidden collisions, assertions), writes the
+ * same rows (observation, node entity, chunks, BM25 postings, vectors), and the vector index
+ * can be dropped for a large load while reads go on, then built once by finishImport.
+ */
+
+const NS = 'bulk';
+const RESULT = 'accepted partial rejected results { index status id key code message }';
+const IMPORT = `mutation($ns: String!, $o: [ObservationInput!]!) {
+  importObservations(namespace: $ns, observations: $o) { ${RESULT} } }`;
+const RECORD = `mutation($ns: String!, $o: [ObservationInput!]!) {
+  recordObservations(namespace: $ns, observations: $o) { ${RESULT} } }`;
+
+interface Payload {
+  accepted: number;
+  partial: number;
+  rejected: number;
+  results: {
+    index: number;
+    status: string;
+    id: string | null;
+    key: string | null;
+    code: string | null;
+    message: string | null;
+  }[];
+}
+
+const obs = (i: number, extra: Record<string, unknown> = {}) => ({
+  source: { system: 'chat', stream: 'room', externalId: `b${i}` },
+  kind: 'message',
+  occurredAt: new Date(Date.UTC(2024, 2, 1, 10, 0, i)).toISOString(),
+  actor: { type: 'person', id: 'alice' },
+  content: `alice: bulk message number ${i} about zebrafish${i}`,
+  ...extra,
+});
+
+describe('bulk import mutations', () => {
+  let gw: TestGateway;
+  let tokens: Record<string, string>;
+  const as = async (who: string, query: string, variables: Record<string, unknown>) => {
+    const res = await gw.gql<Record<string, unknown>>(query, variables, { token: tokens[who] });
+    expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+    return Object.values(res.data!)[0] as Payload;
+  };
+
+  beforeAll(async () => {
+    const written = writeTokensFile([
+      { id: 'alice', read: [NS], write: [NS], scopes: ['principal:alice'] },
+      { id: 'bob', read: [NS], write: [NS], scopes: ['principal:bob'] },
+      { id: 'reader', read: [NS], write: [], scopes: [] },
+    ]);
+    tokens = written.tokens;
+    gw = await startTestGateway({ MEMGATE_TOKENS_FILE: written.path });
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('answers per item as recordObservations does, and writes the same rows', async () => {
+    const items = [
+      obs(1),
+      obs(2, { kind: 'Not A Kind' }),
+      obs(3),
+      obs(3),
+      { source: { system: '' }, kind: 'message', occurredAt: '2024-03-01T10:00:00Z' },
+      obs(4, {
+        assertions: [
+          { entity: { key: 'zebra-project', kind: 'project', title: 'Zebra' } },
+          { fact: { subject: 'alice', predicate: 'works_on', object: 'zebra-project' } },
+        ],
+      }),
+    ];
+    const bulk = await as('alice', IMPORT, { ns: NS, o: items });
+    expect(bulk.results.map((r) => [r.index, r.status, r.code])).toEqual([
+      [0, 'CREATED', null],
+      [1, 'REJECTED', 'INVALID_KIND'],
+      [2, 'CREATED', null],
+      [3, 'DUPLICATE', null],
+      [4, 'REJECTED', 'BAD_USER_INPUT'],
+      [5, 'CREATED', null],
+    ]);
+    // The same items online: every written one is now a DUPLICATE with the same id.
+    const online = await as('alice', RECORD, { ns: NS, o: [obs(1), obs(3), obs(4)] });
+    expect(online.results.map((r) => r.status)).toEqual(['DUPLICATE', 'DUPLICATE', 'DUPLICATE']);
+    expect(online.results.map((r) => r.id)).toEqual([
+      bulk.results[0]!.id,
+      bulk.results[2]!.id,
+      bulk.results[5]!.id,
+    ]);
+
+    const ids = [bulk.results[0]!.key, bulk.results[2]!.key];
+    const rows = await gw.db.query<{ chunks: number; postings: number; vectors: number; nodes: number }>(
+      `SELECT count(DISTINCT c.chunk_id)::int AS chunks, count(p.*)::int AS postings,
+              count(DISTINCT c.chunk_id) FILTER (WHERE c.embedding IS NOT NULL)::int AS vectors,
+              (SELECT count(*)::int FROM entities e WHERE e.namespace = $1 AND e.key = ANY($2) AND e.kind = 'observation') AS nodes
+       FROM chunks c LEFT JOIN chunk_postings p ON p.namespace = c.namespace AND p.chunk_id = c.chunk_id
+       WHERE c.namespace = $1 AND c.observation_id = ANY($2)`,
+      [NS, ids],
+    );
+    expect(rows.rows[0]).toMatchObject({ chunks: 2, vectors: 2, nodes: 2 });
+    expect(rows.rows[0]!.postings).toBeGreaterThan(10);
+    const facts = await gw.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM facts WHERE namespace = $1 AND predicate = 'works_on'`,
+      [NS],
+    );
+    expect(facts.rows[0]!.n).toBe(1);
+
+    const search = await gw.gql<{ search: { hits: { chunk: { text: string } | null }[] } }>(
+      `query { search(input: { namespaces: ["${NS}"], query: "zebrafish3" }) { hits { chunk { text } } } }`,
+      {},
+      { token: tokens.alice },
+    );
+    expect(search.errors).toBeUndefined();
+    expect(search.data!.search.hits[0]?.chunk?.text).toContain('zebrafish3');
+  });
+
+  it('keeps visibility and namespace rules: hidden collisions, read-only principals', async () => {
+    const mine = await as('bob', IMPORT, { ns: NS, o: [obs(20, { scopes: ['principal:bob'] })] });
+    expect(mine.results[0]!.status).toBe('CREATED');
+    const other = await as('alice', IMPORT, { ns: NS, o: [obs(20, { scopes: ['principal:bob'] })] });
+    expect(other.results[0]).toMatchObject({
+      status: 'REJECTED',
+      code: 'KEY_UNAVAILABLE',
+      message: KEY_UNAVAILABLE_MESSAGE,
+      id: null,
+    });
+    const refused = await gw.gql(IMPORT, { ns: NS, o: [obs(21)] }, { token: tokens.reader });
+    expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const elsewhere = await gw.gql(IMPORT, { ns: 'other', o: [obs(21)] }, { token: tokens.alice });
+    expect(elsewhere.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const begin = await gw.gql(
+      `mutation { beginImport(namespace: "other", observations: 1) { vectorIndex } }`,
+      {},
+      { token: tokens.alice },
+    );
+    expect(begin.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  });
+
+  it('drops the vector index for a large load, reads go on, finishImport builds it once', async () => {
+    const begin = await gw.gql<{ beginImport: { vectorIndex: string } }>(
+      `mutation { beginImport(namespace: "${NS}", observations: 50, vectorIndex: REBUILD) { vectorIndex indexedChunks } }`,
+      {},
+      { token: tokens.alice },
+    );
+    expect(begin.data?.beginImport.vectorIndex).toBe('REBUILD');
+    const written = await as('alice', IMPORT, {
+      ns: NS,
+      o: Array.from({ length: 50 }, (_, i) => obs(100 + i)),
+    });
+    expect(written.accepted).toBe(50);
+    // Without the index every read still answers (vector search as an exact scan).
+    const read = await gw.gql<{ search: { hits: { chunk: { text: string } | null }[] } }>(
+      `query { search(input: { namespaces: ["${NS}"], query: "bulk message zebrafish120" }) { hits { chunk { text } } } }`,
+      {},
+      { token: tokens.alice },
+    );
+    expect(read.errors).toBeUndefined();
+    expect(read.data!.search.hits.some((h) => h.chunk?.text.includes('zebrafish120'))).toBe(true);
+    const finish = `mutation { finishImport(namespace: "${NS}") { vectorIndex ms } }`;
+    const first = await gw.gql<{ finishImport: { vectorIndex: string } }>(
+      finish,
+      {},
+      { token: tokens.alice },
+    );
+    expect(first.data?.finishImport.vectorIndex).toBe('BUILT');
+    const again = await gw.gql<{ finishImport: { vectorIndex: string } }>(
+      finish,
+      {},
+      { token: tokens.alice },
+    );
+    expect(again.data?.finishImport.vectorIndex).toBe('READY');
+    const index = await gw.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = 'chunks_embedding_idx'`,
+    );
+    expect(index.rows[0]!.n).toBe(1);
+  });
+
+  it('keeps the live index for a small load', async () => {
+    const begin = await gw.gql<{ beginImport: { vectorIndex: string } }>(
+      `mutation { beginImport(namespace: "${NS}", observations: 10) { vectorIndex } }`,
+      {},
+      { token: tokens.alice },
+    );
+    expect(begin.data?.beginImport.vectorIndex).toBe('KEEP');
+  });
+});
