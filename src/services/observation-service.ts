@@ -7,7 +7,9 @@ import { checkObservationLimits } from '../domain/limits.js';
 import { type PiiMark, combinePii, detectPii, detectPiiInJson } from '../domain/pii.js';
 import { KEY_UNAVAILABLE_MESSAGE, MemgateError, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
+import { indexObservationContext } from '../store/context-index-store.js';
 import { findEntitiesByKeys } from '../store/entity-store.js';
+import { linkObservationEntities } from '../store/entity-link-store.js';
 import { type MentionWrite, insertMentions } from '../store/mention-store.js';
 import {
   type ObservationChunkWrite,
@@ -196,6 +198,7 @@ export class ObservationService {
     for (const d of drafts) {
       if (d.assertions !== null) results.push(await this.writeOne(tx, ns, d, now));
     }
+    await linkEntities(tx, ns, results);
     return results;
   }
 
@@ -498,6 +501,30 @@ async function writeIndex(tx: Queryable, ns: string, drafts: Draft[]): Promise<v
     ns,
     drafts.flatMap((d) => d.chunks),
   );
+  await indexInContext(tx, ns, drafts);
+}
+
+/**
+ * Stage "entity linking": the observations written are linked to their actor and subject
+ * entities and to the known entities their text names, one statement per batch (after the
+ * projections, so entities asserted in the same batch are known); see store/entity-link-store.ts.
+ */
+async function linkEntities(tx: Queryable, ns: string, results: WriteResult[]): Promise<void> {
+  const written = results.filter((r) => r.status === 'CREATED' || r.status === 'PARTIAL');
+  await linkObservationEntities(
+    tx,
+    ns,
+    written.map((r) => r.key).filter((k): k is string => typeof k === 'string'),
+  );
+}
+
+/**
+ * Stage "contextual indexing": turns of a session are indexed with their neighbours' text
+ * (the namespace's window), one statement per batch; see store/context-index-store.ts.
+ */
+async function indexInContext(tx: Queryable, ns: string, drafts: Draft[]): Promise<void> {
+  const inSession = drafts.filter((d) => d.row.sessionId !== null && d.chunks.length > 0).map((d) => d.id);
+  await indexObservationContext(tx, ns, inSession);
 }
 
 /** `data.sessionId` when given, else the source stream (a conversation, a channel). */
