@@ -139,3 +139,56 @@ export async function namespacesWithObservations(q: Queryable): Promise<string[]
   );
   return rows.map((r) => r.namespace);
 }
+
+/** A turn of a batch as the in-batch window needs it. */
+export interface BatchTurn {
+  id: string;
+  sessionId: string | null;
+  occurredAt: Date;
+  content: string | null;
+  visibility: readonly string[];
+  /** The writer's own search text of the turn's single chunk. */
+  ownSearchText: string;
+}
+
+/**
+ * The search texts `indexObservationContext` would give the batch's turns if the batch were the
+ * whole session: written with the chunks, so the common case (a session arriving in one batch)
+ * costs one postings write, not two. Turns next to older ones are corrected after the insert by
+ * `indexObservationContext`, which stays the one definition (it changes nothing it agrees with).
+ */
+export function batchContextTexts(turns: readonly BatchTurn[], window: ContextWindow): Map<string, string> {
+  const out = new Map<string, string>();
+  if (window.previous + window.next === 0) return out;
+  const sessions = new Map<string, BatchTurn[]>();
+  for (const t of turns) {
+    if (t.sessionId === null || t.content === null) continue;
+    const list = sessions.get(t.sessionId) ?? [];
+    list.push(t);
+    sessions.set(t.sessionId, list);
+  }
+  const codePoints = (s: string) => Array.from(s);
+  for (const list of sessions.values()) {
+    list.sort(
+      (a, b) => a.occurredAt.getTime() - b.occurredAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
+    list.forEach((turn, pos) => {
+      if (codePoints(turn.content!).length > SHORT_OBSERVATION_CHARS) return;
+      const lent: string[] = [];
+      for (
+        let i = Math.max(0, pos - window.previous);
+        i <= Math.min(list.length - 1, pos + window.next);
+        i++
+      ) {
+        const n = list[i]!;
+        if (i === pos) continue;
+        const sees =
+          n.visibility.length === 0 ||
+          (turn.visibility.length > 0 && turn.visibility.every((s) => n.visibility.includes(s)));
+        if (sees) lent.push(codePoints(n.content!).slice(0, NEIGHBOUR_CHARS).join(''));
+      }
+      out.set(turn.id, `${turn.ownSearchText}\n`.repeat(OWN_TEXT_REPEATS) + lent.join('\n'));
+    });
+  }
+  return out;
+}

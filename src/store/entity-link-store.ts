@@ -59,13 +59,13 @@ export async function linkObservationEntities(
        SELECT n.key AS entity_key, o.observation_id, 'mention' AS role, 'EXTRACTED' AS evidence, 3 AS rank
        FROM obs o JOIN names n ON position(' ' || n.name || ' ' IN o.text) > 0
        UNION ALL
-       SELECT e.key, o.observation_id, 'actor', 'ASSERTED', 1
-       FROM obs o JOIN entities e ON e.namespace = ${namespace}
-                                 AND e.key IN (o.actor_id, o.actor_type || ':' || o.actor_id)
-       UNION ALL
-       SELECT e.key, o.observation_id, 'subject', 'ASSERTED', 2
-       FROM obs o JOIN entities e ON e.namespace = ${namespace}
-                                 AND e.key IN (o.subject_id, o.subject_type || ':' || o.subject_id)
+       -- The actor's and subject's entity: key = id, or "<type>:<id>" (primary-key probes).
+       SELECT e.key, o.observation_id, r.role, 'ASSERTED', r.rank
+       FROM obs o
+       CROSS JOIN LATERAL (VALUES ('actor', 1, o.actor_id), ('actor', 1, o.actor_type || ':' || o.actor_id),
+                                  ('subject', 2, o.subject_id), ('subject', 2, o.subject_type || ':' || o.subject_id))
+         AS r(role, rank, key)
+       JOIN entities e ON e.namespace = ${namespace} AND e.key = r.key
      )
      INSERT INTO mentions (namespace, entity_key, observation_id, role, evidence)
      SELECT DISTINCT ON (f.entity_key, f.observation_id) ${namespace}, f.entity_key, f.observation_id, f.role, f.evidence
