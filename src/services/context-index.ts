@@ -1,6 +1,19 @@
 import type { Database } from '../db/database.js';
-import { indexObservationContext, namespacesWithObservations } from '../store/context-index-store.js';
+import { z } from 'zod';
+import { assertCanWrite } from '../auth/principal.js';
+import { parseInput } from '../errors.js';
+import {
+  type ContextWindow,
+  DEFAULT_CONTEXT_WINDOW,
+  MAX_CONTEXT_WINDOW,
+  findContextWindow,
+  indexObservationContext,
+  namespacesWithObservations,
+  saveContextWindow,
+} from '../store/context-index-store.js';
 import { linkObservationEntities } from '../store/entity-link-store.js';
+import type { RequestScope } from './request-scope.js';
+import { namespaceSchema } from './validation.js';
 
 /**
  * Rebuilds the contextual index (each short turn indexed with its neighbours' text, see
@@ -28,4 +41,40 @@ export async function reindexContext(
     links += linked;
   }
   return { namespaces: targets.length, chunks, links };
+}
+
+const windowSchema = z.object({
+  previous: z.number().int().min(0).max(MAX_CONTEXT_WINDOW).nullish(),
+  next: z.number().int().min(0).max(MAX_CONTEXT_WINDOW).nullish(),
+});
+
+export interface ContextWindowSetting extends ContextWindow {
+  namespace: string;
+  /** Chunks whose index changed with the new window. */
+  reindexedChunks: number;
+}
+
+/**
+ * configureContextWindow: sets how many previous and next turns a namespace's short turns are
+ * indexed with (both null = the default) and rebuilds the namespace's contextual index in the
+ * same transaction, so search never mixes two windows.
+ */
+export class ContextIndexService {
+  constructor(private readonly scope: RequestScope) {}
+
+  async configure(namespace: string, previous: unknown, next: unknown): Promise<ContextWindowSetting> {
+    const ns = parseInput(namespaceSchema, namespace, 'namespace');
+    assertCanWrite(this.scope.principal, ns);
+    const w = parseInput(windowSchema, { previous, next }, 'window');
+    const fallback = DEFAULT_CONTEXT_WINDOW;
+    const window =
+      w.previous == null && w.next == null
+        ? null
+        : { previous: w.previous ?? fallback.previous, next: w.next ?? fallback.next };
+    return this.scope.db.transaction('configureContextWindow', async (tx) => {
+      await saveContextWindow(tx, ns, window);
+      const reindexedChunks = await indexObservationContext(tx, ns, null);
+      return { namespace: ns, ...(await findContextWindow(tx, ns)), reindexedChunks };
+    });
+  }
 }

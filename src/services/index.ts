@@ -11,6 +11,7 @@ import { ObservationService } from './observation-service.js';
 import { PurgeService } from './purge-service.js';
 import { ProvenanceService } from './provenance-service.js';
 import type { RequestScope } from './request-scope.js';
+import { ContextIndexService } from './context-index.js';
 import { SearchService } from './search-service.js';
 import { SnapshotService } from './snapshot-service.js';
 import { TextSearchService } from './text-search-service.js';
@@ -33,6 +34,7 @@ export interface Services {
   typedContext: TypedContextService;
   textSearch: TextSearchService;
   changes: ChangeService;
+  contextIndex: ContextIndexService;
 }
 
 export function createServices(scope: RequestScope): Services {
@@ -53,5 +55,6 @@ export function createServices(scope: RequestScope): Services {
     typedContext: new TypedContextService(scope),
     textSearch: new TextSearchService(scope),
     changes: new ChangeService(scope),
+    contextIndex: new ContextIndexService(scope),
   };
 }

@@ -145,13 +145,20 @@ describe('contextual indexing: turns are indexed with their neighbours (the writ
     expect((await reindexContext(gw.db, ['chat'])).chunks).toBe(0);
   });
 
-  it('a wider window reaches further turns', async () => {
-    await saveContextWindow(gw.db, 'chat', { previous: 2, next: 0 });
-    await reindexContext(gw.db, ['chat']);
+  it('a wider window reaches further turns (configureContextWindow re-indexes at once)', async () => {
+    const res = await gw.gql<{ configureContextWindow: Record<string, unknown> }>(
+      `mutation { configureContextWindow(namespace: "chat", previous: 2, next: 0) }`,
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.configureContextWindow).toMatchObject({ namespace: 'chat', previous: 2, next: 0 });
+    const bad = await gw.gql(`mutation { configureContextWindow(namespace: "chat", previous: 9) }`);
+    expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     const later = (await indexed('chat', 'later')).searchText;
     expect(later).toMatch(/instrument/);
     expect(later).toMatch(/cello/);
-    await saveContextWindow(gw.db, 'chat', null);
-    await reindexContext(gw.db, ['chat']);
+    const reset = await gw.gql<{ configureContextWindow: Record<string, unknown> }>(
+      `mutation { configureContextWindow(namespace: "chat") }`,
+    );
+    expect(reset.data!.configureContextWindow).toMatchObject({ previous: 2, next: 1 });
   });
 });
