@@ -345,6 +345,8 @@ const WRITE_EXEMPT: Record<string, string> = {
   setTextSearch:
     'namespace language, admins only; re-indexes every chunk and returns no rows (text-search.test.ts)',
   registerDomainPack: 'the shared pack registry (admins), no knowledge rows',
+  configureContextWindow:
+    'namespace setting; re-derives search text whose neighbours obey visibility, returns no rows (contextual-index.test.ts)',
 };
 
 /** Every item code of every write payload in an answer, in document order. */
