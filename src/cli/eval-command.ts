@@ -17,8 +17,9 @@ Options:
   --sweep 0.1,0.25,0.5,1          extra HYBRID runs, one per vector weight
   --limit N                       only the first N questions of each file
   --context HYBRID,AUTO            extra runs through context(strategy) (AUTO = intent routing)
-  --session-context               index each turn with its own text twice + the previous turn
-                                  (measures the format before observation writers adopt it)
+  --context-window 1,1             previous,next turns each turn is indexed with (0,0 = off)
+  --pack-budget 2000               token budget of the --context runs
+  --first-half N                  the first N files form half one of the split (default: half)
   --out FILE.json                 where the JSON report goes (default eval/results/locomo-<time>.json)
   --data-dir DIR                  offline embedder cache (default MEMGATE_DATA_DIR or ./.memgate)
   DATABASE_URL                    set it to run on native PostgreSQL (an empty database)`;
@@ -61,6 +62,9 @@ function parseOptions(args: string[]) {
     'out',
     'data-dir',
     'context',
+    'pack-budget',
+    'context-window',
+    'first-half',
   ]);
   if (options.has('help')) return 'help' as const;
   if (positional.length === 0) throw new UsageError('name at least one LoCoMo FILE.json');
@@ -113,7 +117,13 @@ function parseOptions(args: string[]) {
       rrfK,
       sweepVectorWeights: sweep,
       limit,
-      sessionContext: options.has('session-context'),
+      contextWindow: contextWindowOption(options.get('context-window')),
+      packBudget: options.has('pack-budget')
+        ? positiveInt(options.get('pack-budget'), 'pack-budget', 2000)
+        : undefined,
+      firstHalf: options.has('first-half')
+        ? positiveInt(options.get('first-half'), 'first-half', 0)
+        : undefined,
       contextStrategies: (() => {
         const c = options.get('context');
         if (typeof c !== 'string') return [];
@@ -140,3 +150,12 @@ registerCommand('eval', {
     return suite === undefined || suite === '--help' ? 0 : 2;
   },
 });
+
+function contextWindowOption(
+  value: string | true | undefined,
+): { previous: number; next: number } | undefined {
+  if (value === undefined) return undefined;
+  const m = typeof value === 'string' ? /^(\d+),(\d+)$/.exec(value.trim()) : null;
+  if (!m) throw new UsageError('--context-window takes PREVIOUS,NEXT (e.g. 1,1)');
+  return { previous: Number(m[1]), next: Number(m[2]) };
+}

@@ -51,7 +51,8 @@ registerCommand('reindex', {
       progress.done();
       process.stdout.write(
         `reindexed ${result.chunks} chunks with ${result.model} (${result.dimensions} dimensions) in ` +
-          `${formatSeconds(result.ms / 1000)}${result.resized ? '; the vector column was resized' : ''}\n`,
+          `${formatSeconds(result.ms / 1000)}${result.resized ? '; the vector column was resized' : ''}; ` +
+          `${result.contextChunks} chunks re-indexed with their neighbouring turns\n`,
       );
       return 0;
     } finally {

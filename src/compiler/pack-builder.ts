@@ -157,6 +157,7 @@ export class PackBuilder {
       block,
       cost,
       dedupKey: dedupKey(c.text),
+      score: s.score,
       item: {
         kind: c.kind,
         id: c.globalId,

@@ -30,6 +30,8 @@ export interface PackEntry {
   cost: number;
   /** Same source text reached twice is packed once. */
   dedupKey: string;
+  /** The item's score: a section lists its items by it, best first (packing order breaks ties). */
+  score?: number;
 }
 
 export type PackOutcome =
@@ -54,8 +56,7 @@ export class Packer {
   private bannerCharged = false;
   private readonly open = new Set<SectionKind>();
   private readonly byDedup = new Map<string, string>();
-  private readonly items = new Map<SectionKind, string[]>();
-  private readonly entryKeys = new Map<SectionKind, string[]>();
+  private readonly packed = new Map<SectionKind, { key: string; block: string; score: number }[]>();
 
   constructor(
     readonly budget: number,
@@ -94,7 +95,7 @@ export class Packer {
     return extra;
   }
 
-  private commit(section: SectionKind, key: string, block: string): void {
+  private commit(section: SectionKind, key: string, block: string, score: number): void {
     if (!this.bannerCharged) {
       this.usedPoints += piecePoints(BANNER);
       this.bannerCharged = true;
@@ -104,8 +105,21 @@ export class Packer {
       this.open.add(section);
     }
     this.usedPoints += piecePoints(block);
-    this.items.set(section, [...(this.items.get(section) ?? []), block]);
-    this.entryKeys.set(section, [...(this.entryKeys.get(section) ?? []), key]);
+    const list = this.packed.get(section) ?? [];
+    list.push({ key, block, score });
+    this.packed.set(section, list);
+  }
+
+  /**
+   * A section's items by score, best first. Expansions (multi-hop) are offered after the main
+   * list, so packing order alone would list a strong late item below weaker ones.
+   */
+  private ranked(kind: SectionKind): { key: string; block: string; score: number }[] {
+    const list = this.packed.get(kind) ?? [];
+    return list
+      .map((entry, order) => ({ entry, order }))
+      .sort((a, b) => b.entry.score - a.entry.score || a.order - b.order)
+      .map((x) => x.entry);
   }
 
   /**
@@ -117,7 +131,7 @@ export class Packer {
     const fullCost = pieceCost(block, this.charsPerToken);
     const overhead = this.overhead(['CURRENT']);
     if (this.fits(overhead + piecePoints(block))) {
-      this.commit('CURRENT', 'current', block);
+      this.commit('CURRENT', 'current', block, Number.POSITIVE_INFINITY);
       return { included: true, truncated: false, text, block, cost: fullCost, fullCost };
     }
     // No prefix longer than the code points still free can fit; search below that.
@@ -143,7 +157,7 @@ export class Packer {
     if (!best || best.t === TRUNCATION_MARK) {
       return { included: false, truncated: true, text: '', block: '', cost: 0, fullCost };
     }
-    this.commit('CURRENT', 'current', best.b);
+    this.commit('CURRENT', 'current', best.b, Number.POSITIVE_INFINITY);
     return { included: true, truncated: true, text: best.t, block: best.b, cost: best.c, fullCost };
   }
 
@@ -174,26 +188,26 @@ export class Packer {
       return outcomes;
     }
     for (const e of fresh) {
-      this.commit(e.section, e.key, e.block);
+      this.commit(e.section, e.key, e.block, e.score ?? 0);
       this.byDedup.set(e.dedupKey, e.key);
       outcomes.push({ key: e.key, status: 'INCLUDED' });
     }
     return outcomes;
   }
 
-  /** Packed keys per section, in section order, items in the order they were packed. */
+  /** Packed keys per section, in section order, items by score (best first). */
   sectionKeys(): { kind: SectionKind; keys: string[] }[] {
-    return SECTION_KINDS.filter((k) => this.entryKeys.has(k)).map((kind) => ({
+    return SECTION_KINDS.filter((k) => this.packed.has(k)).map((kind) => ({
       kind,
-      keys: [...(this.entryKeys.get(kind) ?? [])],
+      keys: this.ranked(kind).map((e) => e.key),
     }));
   }
 
   /** Blocks per section, in section order — input of renderPack. */
   rendered(): RenderedSection[] {
-    return SECTION_KINDS.filter((k) => this.items.has(k)).map((kind) => ({
+    return SECTION_KINDS.filter((k) => this.packed.has(k)).map((kind) => ({
       kind,
-      blocks: [...(this.items.get(kind) ?? [])],
+      blocks: this.ranked(kind).map((e) => e.block),
     }));
   }
 }

@@ -31,6 +31,7 @@ export async function askThroughContext(
   q: ContextQuestion,
   diaOf: Map<string, string>,
   k: number,
+  budgetTokens: number,
 ): Promise<QuestionScore> {
   const scope = {
     deps,
@@ -43,10 +44,12 @@ export async function askThroughContext(
     query: q.text,
     strategy,
     k,
-    budgetTokens: 16_000,
+    budgetTokens,
     asOf: q.asOf,
   });
-  return scoreRanking(await turnsOf(deps, q.namespace, pack, diaOf), q.evidence);
+  const ranking = await turnsOf(deps, q.namespace, pack, diaOf);
+  // A pack covers what it holds, however many turns that is.
+  return scoreRanking(ranking, q.evidence, ranking.length);
 }
 
 async function turnsOf(

@@ -10,7 +10,7 @@ import type { ChannelWeights } from '../retrieval/settings.js';
 import { importJsonl } from '../services/import-service.js';
 import type { AppDeps } from '../services/request-scope.js';
 import { SearchService } from '../services/search-service.js';
-import { applySessionContext } from '../store/search-store.js';
+import { type ContextWindow, saveContextWindow } from '../store/context-index-store.js';
 import {
   type Aggregate,
   type QuestionScore,
@@ -56,13 +56,17 @@ export interface LocomoEvalOptions {
   sweepVectorWeights?: number[];
   /** Only the first N questions of each file (quick runs). */
   limit?: number;
-  /**
-   * After the import, rewrite each turn's search text to the session-context format (own text
-   * twice + previous turn; see store/search-store.ts) — measures it before writers adopt it.
-   */
-  sessionContext?: boolean;
-  /** Extra runs through context(strategy) — HYBRID against AUTO (issue 10), labelled `CONTEXT:<s>`. */
+  /** Extra runs through context(strategy), HYBRID against AUTO, labelled `CONTEXT:<s>@<budget>`. */
   contextStrategies?: ContextEvalStrategy[];
+  /** The namespaces' contextual-index window (default: the gateway's default). */
+  contextWindow?: ContextWindow;
+  /** Token budget of the context runs (default 2,000). */
+  packBudget?: number;
+  /**
+   * How many of the files form the first half of a split (each fitted constant is checked on
+   * both halves); default: half of them, rounded down.
+   */
+  firstHalf?: number;
   log?: (message: string) => void;
 }
 
@@ -72,6 +76,8 @@ export interface RunReport {
   weights: ChannelWeights | null;
   overall: Aggregate;
   byCategory: Record<string, Aggregate>;
+  /** The two halves of the files (`26+30`, `41+42+43`): a constant must not help one and hurt the other. */
+  byHalf: Record<string, Aggregate>;
   latencyMs: { p50: number; p95: number };
 }
 
@@ -83,12 +89,17 @@ export interface LocomoEvalReport {
   runs: RunReport[];
   /** Evidence ids that name no turn of their conversation (they count as misses). */
   unknownEvidence: number;
-  sessionContext: boolean;
+  /** Token budget of the context runs. */
+  packBudget: number;
+  /** The contextual-index window the namespaces were written with (null = the default). */
+  contextWindow: ContextWindow | null;
   createdAt: string;
 }
 
 interface Question {
   namespace: string;
+  /** The half of the split its conversation belongs to. */
+  half: string;
   text: string;
   category: number;
   evidence: string[];
@@ -111,6 +122,7 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
     const diaOf = new Map<string, string>(); // observation id → dia id
     const conversations: LocomoEvalReport['conversations'] = [];
     let unknownEvidence = 0;
+    const halfOf = splitHalves(options.files, options.firstHalf);
     for (const file of options.files) {
       const raw: unknown = JSON.parse(readFileSync(file, 'utf8'));
       const conversation = conversationIdOf(raw, file);
@@ -124,11 +136,11 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
           o.source.externalId,
         );
       }
+      if (options.contextWindow) await saveContextWindow(db, namespace, options.contextWindow);
       const lines = Readable.from(observations.map((o) => `${JSON.stringify(o)}\n`));
       const summary = await importJsonl(app.deps, LOCAL_PRINCIPAL, lines, { namespace });
       if (summary.rejected > 0)
         throw new Error(`${file}: ${summary.rejected} turns rejected: ${summary.reasons.join('; ')}`);
-      if (options.sessionContext) await applySessionContext(app.deps.db, namespace);
       let asked = 0;
       const lastTurn = Math.max(...observations.map((o) => new Date(o.occurredAt).getTime()));
       const asOf = new Date((Number.isFinite(lastTurn) ? lastTurn : Date.now()) + 86_400_000);
@@ -140,7 +152,14 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
         if (options.limit !== undefined && asked >= options.limit) break;
         asked++;
         unknownEvidence += evidence.filter((e) => !turns.has(e)).length;
-        questions.push({ namespace, text: q.question, category: Number(q.category), evidence, asOf });
+        questions.push({
+          namespace,
+          half: halfOf.get(file)!,
+          text: q.question,
+          category: Number(q.category),
+          evidence,
+          asOf,
+        });
       }
       conversations.push({
         file,
@@ -154,15 +173,14 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
       );
     }
 
-    const suffix = options.sessionContext ? '+ctx' : '';
     const specs: RunSpec[] = options.modes.map((mode) => ({
-      label: `${mode}${suffix}`,
+      label: mode,
       mode,
       weights: mode === 'HYBRID' ? (options.weights ?? null) : null,
     }));
     for (const w of options.sweepVectorWeights ?? []) {
       specs.push({
-        label: `HYBRID${suffix}@${w}`,
+        label: `HYBRID@${w}`,
         mode: 'HYBRID',
         weights: { ...options.weights, vector: w },
       });
@@ -173,8 +191,9 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
       const last = runs[runs.length - 1]!;
       log(`${spec.label}: R@10 ${last.overall.recall[10].toFixed(3)}, MRR ${last.overall.mrr.toFixed(3)}`);
     }
+    const packBudget = options.packBudget ?? 2000;
     for (const strategy of options.contextStrategies ?? []) {
-      const last = await evaluateThroughContext(app.deps, strategy, questions, diaOf);
+      const last = await evaluateThroughContext(app.deps, strategy, questions, diaOf, packBudget);
       runs.push(last);
       log(`${last.label}: R@10 ${last.overall.recall[10].toFixed(3)}, MRR ${last.overall.mrr.toFixed(3)}`);
     }
@@ -186,7 +205,8 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
       conversations,
       runs,
       unknownEvidence,
-      sessionContext: options.sessionContext === true,
+      packBudget,
+      contextWindow: options.contextWindow ?? null,
       createdAt: new Date().toISOString(),
     };
   } finally {
@@ -202,7 +222,7 @@ async function evaluate(
   rrfK: number | null,
 ): Promise<RunReport> {
   const k = Math.max(...RECALL_KS);
-  const scores: { category: number; score: QuestionScore }[] = [];
+  const scores: ScoredQuestion[] = [];
   const latencies: number[] = [];
   for (const q of questions) {
     // A fresh request scope per question, as a GraphQL request would get.
@@ -225,20 +245,13 @@ async function evaluate(
     const ranking = result.hits.map(
       (h) => diaOf.get(h.chunk.observationId ?? '') ?? `chunk:${h.chunk.chunkId}`,
     );
-    scores.push({ category: q.category, score: scoreRanking(ranking, q.evidence) });
-  }
-  const byCategory: Record<string, Aggregate> = {};
-  for (const category of [...new Set(scores.map((s) => s.category))].sort((a, b) => a - b)) {
-    byCategory[CATEGORY_NAMES[category] ?? String(category)] = aggregate(
-      scores.filter((s) => s.category === category).map((s) => s.score),
-    );
+    scores.push({ category: q.category, half: q.half, score: scoreRanking(ranking, q.evidence) });
   }
   return {
     label: spec.label,
     mode: spec.mode,
     weights: spec.weights,
-    overall: aggregate(scores.map((s) => s.score)),
-    byCategory,
+    ...slices(scores),
     latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)) },
   };
 }
@@ -248,34 +261,70 @@ async function evaluateThroughContext(
   strategy: ContextEvalStrategy,
   questions: Question[],
   diaOf: Map<string, string>,
+  budgetTokens: number,
 ): Promise<RunReport> {
   const k = Math.max(...RECALL_KS);
-  const scores: { category: number; score: QuestionScore }[] = [];
+  const scores: ScoredQuestion[] = [];
   const latencies: number[] = [];
   for (const q of questions) {
     const started = performance.now();
-    scores.push({ category: q.category, score: await askThroughContext(deps, strategy, q, diaOf, k) });
+    const score = await askThroughContext(deps, strategy, q, diaOf, k, budgetTokens);
+    scores.push({ category: q.category, half: q.half, score });
     latencies.push(performance.now() - started);
   }
+  return {
+    label: `CONTEXT:${strategy}@${budgetTokens}`,
+    mode: `CONTEXT_${strategy}`,
+    weights: null,
+    ...slices(scores),
+    latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)) },
+  };
+}
+
+interface ScoredQuestion {
+  category: number;
+  half: string;
+  score: QuestionScore;
+}
+
+function slices(scores: ScoredQuestion[]): Pick<RunReport, 'overall' | 'byCategory' | 'byHalf'> {
   const byCategory: Record<string, Aggregate> = {};
   for (const category of [...new Set(scores.map((s) => s.category))].sort((a, b) => a - b)) {
     byCategory[CATEGORY_NAMES[category] ?? String(category)] = aggregate(
       scores.filter((s) => s.category === category).map((s) => s.score),
     );
   }
-  return {
-    label: `CONTEXT:${strategy}`,
-    mode: `CONTEXT_${strategy}`,
-    weights: null,
-    overall: aggregate(scores.map((s) => s.score)),
-    byCategory,
-    latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)) },
-  };
+  const byHalf: Record<string, Aggregate> = {};
+  for (const half of new Set(scores.map((s) => s.half))) {
+    byHalf[half] = aggregate(scores.filter((s) => s.half === half).map((s) => s.score));
+  }
+  return { overall: aggregate(scores.map((s) => s.score)), byCategory, byHalf };
+}
+
+/** File → the name of its half (`half 26+30`): the first `firstHalf` files, then the rest. */
+function splitHalves(files: string[], firstHalf: number | undefined): Map<string, string> {
+  const cut = Math.min(files.length, Math.max(0, firstHalf ?? Math.floor(files.length / 2)));
+  const name = (group: string[]) => `half ${group.map((f) => basename(f).replace(/\.json$/i, '')).join('+')}`;
+  const first = name(files.slice(0, cut));
+  const second = name(files.slice(cut));
+  return new Map(files.map((f, i) => [f, i < cut ? first : second]));
 }
 
 /** The report as a fixed-width table: one block per run, overall first, then per category. */
 export function formatReport(report: LocomoEvalReport): string {
-  const header = ['run', 'slice', 'questions', 'R@5', 'R@10', 'R@20', 'MRR', 'p50 ms', 'p95 ms'];
+  const header = [
+    'run',
+    'slice',
+    'questions',
+    'R@5',
+    'R@10',
+    'R@20',
+    'MRR',
+    'cov any',
+    'cov all',
+    'p50 ms',
+    'p95 ms',
+  ];
   const rows: string[][] = [];
   for (const run of report.runs) {
     const line = (slice: string, a: Aggregate, latency: boolean) => [
@@ -286,11 +335,14 @@ export function formatReport(report: LocomoEvalReport): string {
       a.recall[10].toFixed(3),
       a.recall[20].toFixed(3),
       a.mrr.toFixed(3),
+      a.coverage.any.toFixed(3),
+      a.coverage.all.toFixed(3),
       latency ? run.latencyMs.p50.toFixed(1) : '',
       latency ? run.latencyMs.p95.toFixed(1) : '',
     ];
     rows.push(line('overall', run.overall, true));
     for (const [name, a] of Object.entries(run.byCategory)) rows.push(line(name, a, false));
+    for (const [name, a] of Object.entries(run.byHalf)) rows.push(line(name, a, false));
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (cells: string[]) =>
@@ -298,7 +350,8 @@ export function formatReport(report: LocomoEvalReport): string {
   const title =
     `LoCoMo retrieval (${report.conversations.length} conversations, ` +
     `${report.conversations.reduce((a, c) => a + c.questions, 0)} questions with evidence; ` +
-    `embedder ${report.embedder}; ${report.backend}${report.sessionContext ? '; session context' : ''})`;
+    `embedder ${report.embedder}; ${report.backend}; packs of ${report.packBudget} tokens)\n` +
+    'cov any / all: questions with some / all evidence in the first 10 hits (search) or in the pack (CONTEXT)';
   const lines = [title, fmt(header), widths.map((w) => '-'.repeat(w)).join('  ')];
   let previous = '';
   for (const r of rows) {

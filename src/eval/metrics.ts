@@ -12,9 +12,18 @@ export const RECALL_KS = [5, 10, 20] as const;
 export interface QuestionScore {
   recall: Record<(typeof RECALL_KS)[number], number>;
   reciprocalRank: number;
+  /** Evidence among the first `coverageAt` of the ranking: some of it, all of it. */
+  covered: { any: boolean; all: boolean };
 }
 
-export function scoreRanking(ranking: readonly string[], evidence: readonly string[]): QuestionScore {
+/** Search results are judged at 10 for coverage; a pack by everything it holds. */
+export const SEARCH_COVERAGE_AT = 10;
+
+export function scoreRanking(
+  ranking: readonly string[],
+  evidence: readonly string[],
+  coverageAt: number = SEARCH_COVERAGE_AT,
+): QuestionScore {
   const wanted = new Set(evidence);
   const firstAt = new Map<string, number>();
   ranking.forEach((id, i) => {
@@ -27,6 +36,10 @@ export function scoreRanking(ranking: readonly string[], evidence: readonly stri
   return {
     recall: { 5: recallAt(5), 10: recallAt(10), 20: recallAt(20) },
     reciprocalRank: Number.isFinite(best) ? 1 / (best + 1) : 0,
+    covered: {
+      any: positions.some((p) => p < coverageAt),
+      all: wanted.size > 0 && positions.filter((p) => p < coverageAt).length === wanted.size,
+    },
   };
 }
 
@@ -34,6 +47,8 @@ export interface Aggregate {
   questions: number;
   recall: Record<(typeof RECALL_KS)[number], number>;
   mrr: number;
+  /** Share of questions with some / all of their evidence covered (see QuestionScore.covered). */
+  coverage: { any: number; all: number };
 }
 
 export function aggregate(scores: readonly QuestionScore[]): Aggregate {
@@ -43,6 +58,7 @@ export function aggregate(scores: readonly QuestionScore[]): Aggregate {
     questions: n,
     recall: { 5: mean((s) => s.recall[5]), 10: mean((s) => s.recall[10]), 20: mean((s) => s.recall[20]) },
     mrr: mean((s) => s.reciprocalRank),
+    coverage: { any: mean((s) => (s.covered.any ? 1 : 0)), all: mean((s) => (s.covered.all ? 1 : 0)) },
   };
 }
 

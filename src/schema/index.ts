@@ -56,6 +56,7 @@ import './types/context-pack.js';
 import './types/context-trace.js';
 import './types/audit-entry.js';
 import './types/domain-pack.js';
+import './types/context-window.js';
 import './types/snapshot.js';
 import './types/typed-context.js';
 import './types/text-search-configuration.js';

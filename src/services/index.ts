@@ -12,6 +12,7 @@ import { ObservationService } from './observation-service.js';
 import { PurgeService } from './purge-service.js';
 import { ProvenanceService } from './provenance-service.js';
 import type { RequestScope } from './request-scope.js';
+import { ContextIndexService } from './context-index.js';
 import { SearchService } from './search-service.js';
 import { SnapshotService } from './snapshot-service.js';
 import { TextSearchService } from './text-search-service.js';
@@ -35,6 +36,7 @@ export interface Services {
   textSearch: TextSearchService;
   changes: ChangeService;
   bulkImport: BulkImportService;
+  contextIndex: ContextIndexService;
 }
 
 export function createServices(scope: RequestScope): Services {
@@ -56,5 +58,6 @@ export function createServices(scope: RequestScope): Services {
     textSearch: new TextSearchService(scope),
     changes: new ChangeService(scope),
     bulkImport: new BulkImportService(scope),
+    contextIndex: new ContextIndexService(scope),
   };
 }

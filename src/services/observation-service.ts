@@ -7,7 +7,14 @@ import { checkObservationLimits } from '../domain/limits.js';
 import { type PiiMark, combinePii, detectPii, detectPiiInJson } from '../domain/pii.js';
 import { KEY_UNAVAILABLE_MESSAGE, MemgateError, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
+import {
+  type ContextWindow,
+  batchContextTexts,
+  findContextWindow,
+  indexObservationContext,
+} from '../store/context-index-store.js';
 import { findEntitiesByKeys } from '../store/entity-store.js';
+import { linkObservationEntities } from '../store/entity-link-store.js';
 import { type MentionWrite, insertMentions } from '../store/mention-store.js';
 import {
   type ObservationChunkWrite,
@@ -164,6 +171,7 @@ export class ObservationService {
       else if (known.hidden.has(c.id)) results.push(collision(c.index));
       else drafts.push(draftOf(c.index, c.id, c.input, now, actorNames, language));
     }
+    await withBatchContext(drafts, await findContextWindow(this.scope.db, ns));
     await this.embed(drafts);
 
     const written = drafts.length
@@ -206,6 +214,7 @@ export class ObservationService {
     for (const d of projected) {
       if (!together.includes(d)) results.push(await this.writeOne(tx, ns, d, now));
     }
+    await this.deriveIndex(tx, ns, drafts, writtenIds(results));
     return results;
   }
 
@@ -286,6 +295,22 @@ export class ObservationService {
       policy: schemaPolicyFor(this.scope),
       visibleScopes: visibilityParam(this.scope.principal),
     };
+  }
+
+  /**
+   * The batch-wide stages after the rows are in: contextual indexing, then entity linking. Both
+   * are derived data (`memgate reindex` rebuilds them), so a failure costs the derivation,
+   * never the evidence: it is logged and the batch still commits.
+   */
+  private async deriveIndex(tx: Queryable, ns: string, drafts: Draft[], written: Set<string>): Promise<void> {
+    await tx.query('SAVEPOINT derive');
+    try {
+      await deriveObservationIndex(tx, ns, drafts, written);
+      await tx.query('RELEASE SAVEPOINT derive');
+    } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT derive');
+      this.logUnexpected(error);
+    }
   }
 
   /** One observation under its own savepoint: record, index, project, settle the status. */
@@ -576,6 +601,85 @@ async function writeIndex(tx: Queryable, ns: string, drafts: Draft[]): Promise<v
     tx,
     ns,
     drafts.flatMap((d) => d.chunks),
+  );
+}
+
+/**
+ * The derived stages for rows another write path inserted (the bulk import): contextual
+ * indexing of the turns' neighbours, then entity linking, in the caller's transaction.
+ */
+export async function deriveObservationIndex(
+  tx: Queryable,
+  ns: string,
+  drafts: Draft[],
+  written: Set<string>,
+): Promise<void> {
+  if (written.size === 0) return;
+  await indexInContext(tx, ns, drafts, written);
+  await linkEntities(tx, ns, written);
+}
+
+/** Keys of the observations a batch recorded (CREATED, or kept with a PARTIAL outcome). */
+function writtenIds(results: WriteResult[]): Set<string> {
+  const ids = new Set<string>();
+  for (const r of results) {
+    if ((r.status === 'CREATED' || r.status === 'PARTIAL') && typeof r.key === 'string') ids.add(r.key);
+  }
+  return ids;
+}
+
+/**
+ * Stage "entity linking": the observations written are linked to their actor and subject
+ * entities and to the known entities their text names, one statement per batch (after the
+ * projections, so entities asserted in the same batch are known); see store/entity-link-store.ts.
+ */
+async function linkEntities(tx: Queryable, ns: string, written: Set<string>): Promise<void> {
+  await linkObservationEntities(tx, ns, [...written]);
+}
+
+/**
+ * Stage "contextual indexing", before the insert: the turns' search texts within the batch
+ * (neighbours written in the same batch), so most chunks are indexed once, already in context.
+ */
+export async function withBatchContext(drafts: Draft[], window: ContextWindow): Promise<void> {
+  const single = drafts.filter((d) => d.chunks.length === 1 && d.row.sessionId !== null);
+  const texts = batchContextTexts(
+    single.map((d) => ({
+      id: d.id,
+      sessionId: d.row.sessionId,
+      occurredAt: d.row.occurredAt,
+      content: d.row.content,
+      visibility: d.row.visibility,
+      ownSearchText: d.chunks[0]!.searchText,
+    })),
+    window,
+  );
+  for (const d of single) {
+    const text = texts.get(d.id);
+    if (text === undefined) continue;
+    const chunk = d.chunks[0]!;
+    chunk.ownSearchText = chunk.searchText;
+    chunk.searchText = text;
+  }
+}
+
+/**
+ * Stage "contextual indexing": turns of a session are indexed with their neighbours' text
+ * (the namespace's window), one statement per batch; see store/context-index-store.ts.
+ */
+async function indexInContext(
+  tx: Queryable,
+  ns: string,
+  drafts: Draft[],
+  written: Set<string>,
+): Promise<void> {
+  const inSession = drafts.filter(
+    (d) => d.row.sessionId !== null && d.chunks.length > 0 && written.has(d.id),
+  );
+  await indexObservationContext(
+    tx,
+    ns,
+    inSession.map((d) => d.id),
   );
 }
 

@@ -137,7 +137,15 @@ export interface ProjectionOutcome {
   mentions: MentionWrite[];
 }
 
-const ROLE_RANK: Record<MentionRole, number> = { episode: 4, entity: 3, fact: 2, node: 1, mention: 0 };
+const ROLE_RANK: Record<MentionRole, number> = {
+  episode: 4,
+  entity: 3,
+  fact: 2,
+  node: 1,
+  actor: 0,
+  subject: 0,
+  mention: 0,
+};
 
 /** Applies each assertion under its own savepoint; returns what stood and the mentions to record. */
 export async function projectAssertions(

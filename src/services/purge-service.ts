@@ -1,3 +1,4 @@
+import { indexObservationContext } from '../store/context-index-store.js';
 import { assertCanWrite, visibilityParam } from '../auth/principal.js';
 import { keyUnavailable, notFound, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
@@ -53,6 +54,8 @@ export class PurgeService {
         if (await hiddenDependents(tx, ns, { observationId: obsId }, vis)) throw keyUnavailable();
         const before = (await redactObservationRow(tx, ns, obsId, why))!;
         const chunks = await deleteChunksOfObservation(tx, ns, obsId, vis);
+        // Its words leave the neighbouring turns' index too.
+        await indexObservationContext(tx, ns, [obsId]);
         const facts = await removeObservationEvidence(
           tx,
           ns,

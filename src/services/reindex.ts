@@ -15,6 +15,7 @@ import {
   writeEmbeddingSettings,
 } from '../store/chunk-store.js';
 import { type EmbeddingSettings, migrate, readEmbeddingSettings } from '../store/migrate.js';
+import { reindexContext } from './context-index.js';
 
 /**
  * Re-embeds every chunk with `embedder` (after a model change, or to fill vectors an embedder
@@ -27,6 +28,8 @@ import { type EmbeddingSettings, migrate, readEmbeddingSettings } from '../store
  * 3. Chunks are embedded in batches as `embeddingText(title, heading, text)` — the text every
  *    write path embeds — and written back; the postings trigger ignores unchanged text.
  * 4. The index is rebuilt and the settings row records the new model and dimension.
+ * 5. The contextual index (turns indexed with their neighbours, the namespaces' windows) is
+ *    rebuilt too, so data written before it existed gains it.
  * Re-running after a crash starts over and ends in the same state.
  */
 
@@ -42,6 +45,8 @@ export interface ReindexResult {
   dimensions: number;
   resized: boolean;
   chunks: number;
+  /** Chunks whose contextual search text changed. */
+  contextChunks: number;
   ms: number;
 }
 
@@ -106,12 +111,14 @@ export async function reindex(
   log('building the vector index');
   await createChunkEmbeddingIndex(db);
   await writeEmbeddingSettings(db, embedder.model, embedder.dimensions);
+  const context = await reindexContext(db, null, log);
   return {
     previous,
     model: embedder.model,
     dimensions: embedder.dimensions,
     resized,
     chunks: done,
+    contextChunks: context.chunks,
     ms: performance.now() - started,
   };
 }

@@ -6,8 +6,9 @@ import { visibleTo } from './visibility.js';
  * an observation produced (Observation.episodes reads them); `entity` an entity assertion;
  * `fact` an endpoint of a fact assertion. (`node`, the observation's own chunk owner, is not
  * written: its chunks lead back through observation_id, and the row would cost throughput.)
+ * `actor` / `subject` / `mention` are written by entity linking (store/entity-link-store.ts).
  */
-export type MentionRole = 'episode' | 'entity' | 'fact' | 'node' | 'mention';
+export type MentionRole = 'episode' | 'entity' | 'fact' | 'node' | 'mention' | 'actor' | 'subject';
 
 export interface MentionWrite {
   entityKey: string;

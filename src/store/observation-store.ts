@@ -219,6 +219,8 @@ export interface ObservationChunkWrite {
   heading: string | null;
   text: string;
   searchText: string;
+  /** The writer's own search text when `searchText` carries neighbouring turns (context-index-store). */
+  ownSearchText?: string | null;
   sourcePath: string | null;
   meta: Record<string, unknown>;
   scopes: string[];
@@ -250,6 +252,7 @@ export async function insertObservationChunks(
     heading: c.heading,
     text: c.text,
     search_text: c.searchText,
+    own_search_text: c.ownSearchText ?? null,
     source_path: c.sourcePath,
     meta: c.meta,
     scopes: c.scopes,
@@ -263,13 +266,14 @@ export async function insertObservationChunks(
   }));
   await q.query(
     `/* insertObservationChunks */
-     INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
-                         meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
-     SELECT $1, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.ts_config::regconfig,
+     INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, own_search_text, ts_config,
+                         source_path, meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
+     SELECT $1, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.own_search_text,
+            c.ts_config::regconfig,
             c.source_path, coalesce(c.meta, '{}'::jsonb), coalesce(c.scopes, '{}'), coalesce(c.visibility, '{}'),
             c.observation_id, c.occurred_at, c.pii, coalesce(c.pii_categories, '{}'), c.embedding::vector
      FROM jsonb_to_recordset($2::jsonb) AS c(node_key text, ord int, kind text, title text, heading text, text text,
-            search_text text, source_path text, meta jsonb, scopes text[], visibility text[], observation_id text,
+            search_text text, own_search_text text, source_path text, meta jsonb, scopes text[], visibility text[], observation_id text,
             occurred_at timestamptz, pii boolean, pii_categories text[], embedding text, ts_config text)
      ON CONFLICT (namespace, node_key, ord) DO NOTHING`,
     [namespace, JSON.stringify(payload)],

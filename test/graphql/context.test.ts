@@ -197,7 +197,8 @@ describe('context: the ContextPack over HTTP', () => {
         expect(trace.channels[c]!.ms).toBeGreaterThanOrEqual(0);
       }
       expect(trace.channels.graph!.weight).toBe(0.7);
-      expect(trace.channels.recent!.weight).toBe(0.6);
+      // With a query, recency breaks ties instead of competing with relevance.
+      expect(trace.channels.recent!.weight).toBe(0.1);
       expect(trace.channels.facts!.weight).toBe(1);
       expect(trace.channels.lexical!.weight).toBe(1);
     });

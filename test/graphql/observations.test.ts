@@ -483,7 +483,9 @@ describe('recordObservations over HTTP', () => {
     const small = await statements(batch('small', 5));
     const large = await statements(batch('large', 200));
     expect(large).toBe(small);
-    expect(large).toBeLessThanOrEqual(8);
+    // 8 for the rows, then the derived stages: the namespace's context window, a savepoint,
+    // contextual indexing, entity linking, release.
+    expect(large).toBeLessThanOrEqual(13);
   });
 
   it('carries the observation scopes and provenance to its node, chunk and facts', async () => {

@@ -14,7 +14,19 @@ describe('LoCoMo harness metrics', () => {
 
   it('aggregates means', () => {
     const a = aggregate([scoreRanking(['x'], ['x']), scoreRanking(['y'], ['x'])]);
-    expect(a).toEqual({ questions: 2, recall: { 5: 0.5, 10: 0.5, 20: 0.5 }, mrr: 0.5 });
+    expect(a).toEqual({
+      questions: 2,
+      recall: { 5: 0.5, 10: 0.5, 20: 0.5 },
+      mrr: 0.5,
+      coverage: { any: 0.5, all: 0.5 },
+    });
+  });
+
+  it('coverage: some or all of the evidence within the cut-off (10 for search, a whole pack)', () => {
+    const ranking = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'];
+    expect(scoreRanking(ranking, ['b', 'k']).covered).toEqual({ any: true, all: false });
+    expect(scoreRanking(ranking, ['b', 'k'], ranking.length).covered).toEqual({ any: true, all: true });
+    expect(scoreRanking(ranking, ['k']).covered).toEqual({ any: false, all: false });
   });
 
   it('reads the evidence forms found in the data', () => {

@@ -77,6 +77,24 @@ describe('Packer', () => {
     expect([...positions].sort((x, y) => x - y)).toEqual(positions);
   });
 
+  it('lists a section’s items by score, best first, whatever order they were packed in', () => {
+    const packer = new Packer(10_000, CPT);
+    const scored = (key: string, text: string, score: number) => ({
+      ...entry(key, 'DOCUMENTS', text),
+      score,
+    });
+    // A multi-hop expansion offered after the main list can outscore what came first.
+    packGreedy(packer, [
+      [scored('weak', 'lags 40s again', 0.2)],
+      [scored('older', 'lags 40s', 0.1)],
+      [scored('strong', 'ATL-142 resolved', 0.9)],
+      [scored('tie', 'same score as weak, packed later', 0.2)],
+    ]);
+    expect(packer.sectionKeys()).toEqual([{ kind: 'DOCUMENTS', keys: ['strong', 'weak', 'tie', 'older'] }]);
+    const text = render(packer);
+    expect(text.indexOf('ATL-142 resolved')).toBeLessThan(text.indexOf('lags 40s again'));
+  });
+
   it('is greedy: an item that does not fit is dropped OVER_BUDGET and a smaller later one still fits', () => {
     const small1 = entry('s1', 'DOCUMENTS', 'short one');
     const big = entry('big', 'DOCUMENTS', 'x'.repeat(600));
