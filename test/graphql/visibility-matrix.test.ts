@@ -323,6 +323,13 @@ const WRITE_PATHS: WritePath[] = [
     codes: ['KEY_UNAVAILABLE'],
   },
   {
+    field: 'importObservations',
+    name: "importObservations (a w1 observation's source identity, the bulk path)",
+    query: `mutation { importObservations(namespace: ${ACME}, observations: [{ source: { system: "notes", externalId: "sec-1" },
+        kind: "note", occurredAt: "2024-04-01T00:00:00Z", content: "someone else's" }]) { ${WRITE_PAYLOAD} } }`,
+    codes: ['KEY_UNAVAILABLE'],
+  },
+  {
     field: 'retainDocuments',
     name: 'retainDocuments (a w1 document)',
     query: `mutation { retainDocuments(namespace: ${ACME}, documents: [{ key: "doc:sapphire", title: "mine", content: "# Mine" }]) { ${WRITE_PAYLOAD} } }`,
@@ -345,6 +352,10 @@ const WRITE_EXEMPT: Record<string, string> = {
   setTextSearch:
     'namespace language, admins only; re-indexes every chunk and returns no rows (text-search.test.ts)',
   registerDomainPack: 'the shared pack registry (admins), no knowledge rows',
+  beginImport: 'prepares the vector index for a large load (bulk-import.test.ts), no knowledge rows',
+  finishImport: 'builds the vector index after a load (bulk-import.test.ts), no knowledge rows',
+  configureContextWindow:
+    'namespace setting; re-derives search text whose neighbours obey visibility, returns no rows (contextual-index.test.ts)',
 };
 
 /** Every item code of every write payload in an answer, in document order. */

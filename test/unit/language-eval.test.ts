@@ -12,7 +12,7 @@ describe('language evaluation harness', () => {
   it('reads the committed sets', () => {
     const ru = readLanguageSet('eval/sets/ru.json');
     const en = readLanguageSet('eval/sets/en.json');
-    expect([ru.documents.length + ru.observations.length, ru.questions.length]).toEqual([50, 50]);
+    expect([ru.documents.length + ru.observations.length, ru.questions.length]).toEqual([50, 99]);
     expect([en.documents.length + en.observations.length, en.questions.length]).toEqual([25, 25]);
     const ids = new Set([...ru.documents.map((d) => d.key), ...ru.observations.map((o) => o.id)]);
     expect(ru.questions.flatMap((q) => q.evidence).filter((e) => !ids.has(e))).toEqual([]);
