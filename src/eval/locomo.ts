@@ -162,7 +162,7 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
         });
       }
       conversations.push({
-        file,
+        file: dataFileName(file),
         namespace,
         turns: observations.length,
         questions: asked,
@@ -199,7 +199,7 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
     }
     return {
       // Folder and file name only: a report names its data, not the machine it ran on.
-      files: options.files.map((f) => `${basename(dirname(f))}/${basename(f)}`),
+      files: options.files.map(dataFileName),
       embedder: embedder.model,
       backend: db.backend,
       conversations,
@@ -364,4 +364,9 @@ export function formatReport(report: LocomoEvalReport): string {
 
 function round(n: number): number {
   return Math.round(n * 100) / 100;
+}
+
+/** A data file by its folder and name only: reports never carry where the data was read from. */
+function dataFileName(file: string): string {
+  return `${basename(dirname(file))}/${basename(file)}`;
 }

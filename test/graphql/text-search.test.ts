@@ -152,7 +152,7 @@ describe('text search language per namespace', () => {
           content: 'Мария переехала в Новосибирск и теперь работает удалённо.',
         },
         {
-          source: { system: 'chat', stream: 's1', externalId: '2' },
+          source: { system: 'chat', stream: 's2', externalId: '2' },
           kind: 'message',
           occurredAt: '2026-03-02T10:01:00Z',
           content: 'The quarterly reports are published on the first Monday of each month.',
