@@ -85,26 +85,32 @@ export async function reindex(
   // One write in flight while the next batch is embedded: the embedder (CPU or network) and
   // the database overlap.
   let pending: Promise<void> = Promise.resolve();
-  for (;;) {
-    const batch: ChunkForEmbedding[] = await listChunksForEmbedding(db, cursor, batchSize);
-    if (batch.length === 0) break;
-    const last = batch[batch.length - 1]!;
-    cursor = { namespace: last.namespace, chunkId: last.chunkId };
-    const vectors = await embedder.embed(batch.map((c) => embeddingText(c.title ?? '', c.heading, c.text)));
-    if (vectors.length !== batch.length || vectors.some((v) => v.length !== embedder.dimensions)) {
-      throw new Error(
-        `embedder ${embedder.model} returned ${vectors.length} vectors for ${batch.length} texts ` +
-          `(or a dimension other than ${embedder.dimensions})`,
-      );
+  try {
+    for (;;) {
+      const batch: ChunkForEmbedding[] = await listChunksForEmbedding(db, cursor, batchSize);
+      if (batch.length === 0) break;
+      const last = batch[batch.length - 1]!;
+      cursor = { namespace: last.namespace, chunkId: last.chunkId };
+      const vectors = await embedder.embed(batch.map((c) => embeddingText(c.title ?? '', c.heading, c.text)));
+      if (vectors.length !== batch.length || vectors.some((v) => v.length !== embedder.dimensions)) {
+        throw new Error(
+          `embedder ${embedder.model} returned ${vectors.length} vectors for ${batch.length} texts ` +
+            `(or a dimension other than ${embedder.dimensions})`,
+        );
+      }
+      await pending;
+      pending = updateChunkEmbeddings(
+        db,
+        batch.map((c, i) => ({ namespace: c.namespace, chunkId: c.chunkId, embedding: vectors[i]! })),
+      ).then(() => {
+        done += batch.length;
+        options.onProgress?.(done, Math.max(total, done));
+      });
     }
-    await pending;
-    pending = updateChunkEmbeddings(
-      db,
-      batch.map((c, i) => ({ namespace: c.namespace, chunkId: c.chunkId, embedding: vectors[i]! })),
-    ).then(() => {
-      done += batch.length;
-      options.onProgress?.(done, Math.max(total, done));
-    });
+  } catch (error) {
+    // A failed batch must not leave the previous batch's write in flight behind the caller.
+    await pending.catch(() => undefined);
+    throw error;
   }
   await pending;
 
