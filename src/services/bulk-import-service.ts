@@ -1,7 +1,5 @@
 import { assertCanWrite, visibilityParam } from '../auth/principal.js';
-import { observationId as computeObservationId } from '../domain/ids.js';
-import { checkObservationLimits } from '../domain/limits.js';
-import { KEY_UNAVAILABLE_MESSAGE, parseInput } from '../errors.js';
+import { parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
 import {
   countEmbeddedChunks,
@@ -18,8 +16,11 @@ import {
   type Draft,
   ObservationService,
   type ObservationInput,
+  collision,
   draftOf,
+  duplicateOf,
   observationInputSchema,
+  screenObservation,
 } from './observation-service.js';
 import type { RequestScope } from './request-scope.js';
 import { chunkLanguageFor } from './text-search-service.js';
@@ -111,28 +112,9 @@ export class BulkImportService {
         projected.push({ index, value: raw });
         return;
       }
-      const violations = checkObservationLimits(input);
-      if (violations.length > 0) {
-        results.push(
-          rejected(index, violations[0]!.code, violations.map((v) => `${v.code}: ${v.message}`).join('; ')),
-        );
-        return;
-      }
-      const id = computeObservationId(ns, input.source, {
-        kind: input.kind,
-        occurredAt: input.occurredAt,
-        content: input.content,
-        data: input.data,
-        actor: input.actor,
-        subject: input.subject,
-      });
-      const first = firstIndexOf.get(id);
-      if (first !== undefined) {
-        results.push(this.duplicate(ns, index, id, `same observation as item ${first}`));
-        return;
-      }
-      firstIndexOf.set(id, index);
-      plain.push({ index, id, input });
+      const screened = screenObservation(ns, index, input, firstIndexOf);
+      if ('result' in screened) results.push(screened.result);
+      else plain.push({ index, id: screened.id, input });
     });
     results.push(...(await this.writePlain(ns, plain)));
     results.push(...(await this.writeProjected(ns, projected)));
@@ -154,7 +136,7 @@ export class BulkImportService {
     );
     const results: WriteResult[] = [];
     const fresh = candidates.filter((c) => {
-      if (known.visible.has(c.id)) results.push(this.duplicate(ns, c.index, c.id, null));
+      if (known.visible.has(c.id)) results.push(duplicateOf(ns, c.index, c.id, null));
       else if (known.hidden.has(c.id)) results.push(collision(c.index));
       else return true;
       return false;
@@ -189,7 +171,7 @@ export class BulkImportService {
           key: d.id,
           message: d.warning,
         });
-      } else if (after.visible.has(d.id)) results.push(this.duplicate(ns, d.index, d.id, null));
+      } else if (after.visible.has(d.id)) results.push(duplicateOf(ns, d.index, d.id, null));
       else results.push(collision(d.index));
     }
     return results;
@@ -246,12 +228,4 @@ export class BulkImportService {
     }
     return names;
   }
-
-  private duplicate(ns: string, index: number, id: string, message: string | null): WriteResult {
-    return { index, status: 'DUPLICATE', id: globalId('Observation', ns, id), key: id, message };
-  }
-}
-
-function collision(index: number): WriteResult {
-  return rejected(index, 'KEY_UNAVAILABLE', KEY_UNAVAILABLE_MESSAGE);
 }

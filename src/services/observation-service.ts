@@ -130,28 +130,9 @@ export class ObservationService {
         return;
       }
       const input = parsed.data;
-      const violations = checkObservationLimits(input);
-      if (violations.length > 0) {
-        results.push(
-          rejected(index, violations[0]!.code, violations.map((v) => `${v.code}: ${v.message}`).join('; ')),
-        );
-        return;
-      }
-      const id = computeObservationId(ns, input.source, {
-        kind: input.kind,
-        occurredAt: input.occurredAt,
-        content: input.content,
-        data: input.data,
-        actor: input.actor,
-        subject: input.subject,
-      });
-      const first = firstIndexOf.get(id);
-      if (first !== undefined) {
-        results.push(this.duplicate(ns, index, id, `same observation as item ${first}`));
-        return;
-      }
-      firstIndexOf.set(id, index);
-      candidates.push({ index, id, input });
+      const screened = screenObservation(ns, index, input, firstIndexOf);
+      if ('result' in screened) results.push(screened.result);
+      else candidates.push({ index, id: screened.id, input });
     });
 
     const known = await findRecordedObservations(
@@ -167,7 +148,7 @@ export class ObservationService {
     const drafts: Draft[] = [];
     const language = await chunkLanguageFor(this.scope, ns);
     for (const c of candidates) {
-      if (known.visible.has(c.id)) results.push(this.duplicate(ns, c.index, c.id, null));
+      if (known.visible.has(c.id)) results.push(duplicateOf(ns, c.index, c.id, null));
       else if (known.hidden.has(c.id)) results.push(collision(c.index));
       else drafts.push(draftOf(c.index, c.id, c.input, now, actorNames, language));
     }
@@ -417,11 +398,7 @@ export class ObservationService {
   /** A concurrent writer recorded the same observation first: a DUPLICATE only if it is visible. */
   private async notInserted(tx: Queryable, ns: string, d: Draft): Promise<WriteResult> {
     const known = await findRecordedObservations(tx, ns, [d.id], visibilityParam(this.scope.principal));
-    return known.visible.has(d.id) ? this.duplicate(ns, d.index, d.id, null) : collision(d.index);
-  }
-
-  private duplicate(ns: string, index: number, id: string, message: string | null): WriteResult {
-    return { index, status: 'DUPLICATE', id: globalId('Observation', ns, id), key: id, message };
+    return known.visible.has(d.id) ? duplicateOf(ns, d.index, d.id, null) : collision(d.index);
   }
 
   /**
@@ -468,7 +445,48 @@ function settle(
 }
 
 /** The one collision answer: no id, no key, the documented code and message. */
-function collision(index: number): WriteResult {
+/**
+ * One parsed item of a batch, screened before any SQL: over a limit it is REJECTED, a repeat of
+ * an earlier item of the same batch is DUPLICATE (`firstIndexOf` remembers the batch's ids);
+ * otherwise its id. recordObservations and the bulk import screen alike.
+ */
+export function screenObservation(
+  ns: string,
+  index: number,
+  input: ObservationInput,
+  firstIndexOf: Map<string, number>,
+): { id: string } | { result: WriteResult } {
+  const violations = checkObservationLimits(input);
+  if (violations.length > 0) {
+    return {
+      result: rejected(
+        index,
+        violations[0]!.code,
+        violations.map((v) => `${v.code}: ${v.message}`).join('; '),
+      ),
+    };
+  }
+  const id = computeObservationId(ns, input.source, {
+    kind: input.kind,
+    occurredAt: input.occurredAt,
+    content: input.content,
+    data: input.data,
+    actor: input.actor,
+    subject: input.subject,
+  });
+  const first = firstIndexOf.get(id);
+  if (first !== undefined) return { result: duplicateOf(ns, index, id, `same observation as item ${first}`) };
+  firstIndexOf.set(id, index);
+  return { id };
+}
+
+/** The answer for an observation already recorded (or listed twice in the batch). */
+export function duplicateOf(ns: string, index: number, id: string, message: string | null): WriteResult {
+  return { index, status: 'DUPLICATE', id: globalId('Observation', ns, id), key: id, message };
+}
+
+/** A visible id is a DUPLICATE; a hidden row's id answers as every collision does. */
+export function collision(index: number): WriteResult {
   return rejected(index, 'KEY_UNAVAILABLE', KEY_UNAVAILABLE_MESSAGE);
 }
 
