@@ -8,7 +8,7 @@ import type { AppDeps } from '../services/request-scope.js';
 import { type QuestionScore, scoreRanking } from './metrics.js';
 
 /**
- * The LoCoMo harness through `context(strategy)` (issue 10): HYBRID against AUTO, so routing is
+ * The LoCoMo harness through `context(strategy)`: HYBRID against AUTO, so routing is
  * measured on the same compiler. A pack is turned into a ranking of turns: items by score, each
  * item's turns (a chunk's observation, an observation, a fact's evidence, a session compact's
  * whole session in time order), first occurrence kept.

@@ -1,4 +1,4 @@
--- Session compacts (issue 10): one extractive summary per conversation session, built lazily the
+-- Session compacts: one extractive summary per conversation session, built lazily the
 -- first time a routed read selects more than two items of the session, and rebuilt when the
 -- session changed (observation count or latest recorded_at differ). Only sessions whose
 -- observations are all unrestricted (empty visibility) are compacted, so a cached summary never
