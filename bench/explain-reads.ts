@@ -7,12 +7,17 @@
  *   DATABASE_URL=postgres://…/NAME npx tsx bench/explain-reads.ts [--size L] [--only context,search] [--i 3]
  *
  * `--repeat N --no-plans` under `node --cpu-prof --import tsx` profiles the gateway instead.
+ * `--prepared` also runs every read statement 12 times on one connection, unnamed and as a named
+ * prepared statement (interleaved), and prints the median of each and which plans PostgreSQL chose
+ * (custom or generic: planning saved only with the latter).
  * PostgreSQL only (PGlite has no separate server to explain on). Reads only, except the trace
  * rows the reads themselves write.
  */
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { createApp } from '../src/app.js';
 import { parseConfig } from '../src/config.js';
+import { toParam } from '../src/db/database.js';
 import { openPostgres } from '../src/db/postgres-database.js';
 import { loadWordVectors } from '../src/providers/embedding-cache.js';
 import { StatementCapture, statementName } from './capture.js';
@@ -28,6 +33,7 @@ const { values } = parseArgs({
     only: { type: 'string', default: 'context,search,typedContext' },
     i: { type: 'string', default: '3' },
     'no-plans': { type: 'boolean', default: false },
+    prepared: { type: 'boolean', default: false },
     /** Then run the request this many more times (for a CPU profile: node --cpu-prof --import tsx). */
     repeat: { type: 'string', default: '0' },
   },
@@ -93,6 +99,7 @@ for (const name of (values.only ?? '').split(',')) {
     const plan = await raw.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${s.sql}`, s.params);
     console.log(plan.rows.map((r) => r['QUERY PLAN']).join('\n'));
   }
+  if (values.prepared) await comparePrepared(capture.statements());
 }
 const repeat = Number(values.repeat);
 if (repeat > 0) {
@@ -106,3 +113,38 @@ if (repeat > 0) {
   }
 }
 await app.close();
+
+/** Unnamed versus named (prepared) runs of each read statement, on one dedicated connection. */
+async function comparePrepared(statements: readonly { sql: string; params: unknown[] }[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url, options: '-c jit=off' });
+  await client.connect();
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const timed = async (config: string | pg.QueryConfig, params: unknown[]) => {
+    const t0 = performance.now();
+    await (typeof config === 'string' ? client.query(config, params) : client.query(config));
+    return performance.now() - t0;
+  };
+  try {
+    for (const [i, s] of statements.entries()) {
+      if (/\b(INSERT|UPDATE|DELETE)\b/i.test(s.sql)) continue;
+      const params = s.params.map(toParam);
+      const unnamed: number[] = [];
+      const named: number[] = [];
+      const name = `explain_${i}`;
+      // Interleaved, so that neither side runs on warmer caches.
+      for (let r = 0; r < 12; r++) {
+        unnamed.push(await timed(s.sql, params));
+        named.push(await timed({ name, text: s.sql, values: params }, params));
+      }
+      const { rows } = await client.query<{ generic_plans: number; custom_plans: number }>(
+        'SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements WHERE name = $1',
+        [name],
+      );
+      console.log(
+        `${statementName(s.sql).padEnd(28)} unnamed ${median(unnamed).toFixed(2)} ms, prepared ${median(named).toFixed(2)} ms (generic ${rows[0]?.generic_plans}, custom ${rows[0]?.custom_plans})`,
+      );
+    }
+  } finally {
+    await client.end();
+  }
+}

@@ -4,10 +4,10 @@
  * every one a hard filter blocked, whichever stage asked for it.
  */
 import type { Queryable } from '../db/database.js';
-import type { CandidatePairs } from '../store/candidate-store.js';
+import type { CandidatePairs, CandidateRows } from '../store/candidate-store.js';
 import type { BlockedCandidate, Candidate, CandidateRef } from './candidates.js';
 import { candidateKey } from './candidates.js';
-import { type HydrateContext, hydrateCandidates } from './hydrate.js';
+import { type HydrateContext, type Hydrated, candidatesOfRows, hydrateCandidates } from './hydrate.js';
 
 export class CandidatePool {
   readonly hydrated = new Map<string, Candidate>();
@@ -28,6 +28,20 @@ export class CandidatePool {
 
   /** Reads the refs not read yet: every kind in one statement. */
   async hydrate(refs: readonly Pick<CandidateRef, 'kind' | 'namespace' | 'id'>[]): Promise<void> {
+    const pairs = this.unread(refs);
+    this.keep(await hydrateCandidates(this.db, pairs, this.context));
+  }
+
+  /**
+   * Takes rows another statement read (with this pool's context) for `refs`; as `hydrate`,
+   * keeps only those of refs not read yet.
+   */
+  ingest(refs: readonly Pick<CandidateRef, 'kind' | 'namespace' | 'id'>[], rows: CandidateRows): void {
+    this.keep(candidatesOfRows(rows, this.unread(refs)));
+  }
+
+  /** The refs not read yet, by kind, each once. */
+  private unread(refs: readonly Pick<CandidateRef, 'kind' | 'namespace' | 'id'>[]): CandidatePairs {
     const pairs: CandidatePairs = { chunk: [], fact: [], observation: [], entity: [] };
     const seen = new Set<string>();
     for (const r of refs) {
@@ -36,7 +50,10 @@ export class CandidatePool {
       seen.add(key);
       pairs[r.kind].push({ namespace: r.namespace, id: r.id });
     }
-    const h = await hydrateCandidates(this.db, pairs, this.context);
+    return pairs;
+  }
+
+  private keep(h: Hydrated): void {
     for (const c of h.candidates) this.hydrated.set(c.key, c);
     for (const b of h.blocked) this.blocked.set(b.key, b);
   }

@@ -1,11 +1,12 @@
 /**
  * Stage 7, expand (multi-hop): when the pack has room left and nothing was dropped for the
  * budget, the entity names its items mention (rules, no model call) are looked up once more —
- * a lexical pass per name and the facts around entities so named, in one statement — and what
- * is new is offered after the first pass. Multi-hop rows are never gated by the recall floor: bringing
+ * a lexical pass per name and the facts around entities so named, read back as candidates in
+ * the same statement — and what is new is offered after the first pass. Multi-hop rows are never gated by the recall floor: bringing
  * back distant evidence is their point.
  */
 import type { Queryable } from '../db/database.js';
+import type { CandidateRows } from '../store/candidate-store.js';
 import type { ChannelRunner } from '../retrieval/channel-runner.js';
 import { multiHopChannel } from '../retrieval/channels/multi-hop.js';
 import { fuse } from '../retrieval/fusion.js';
@@ -43,8 +44,10 @@ export async function expandMultiHop(
   const names = expansionNames(builder, plan.query);
   if (names.length === 0) return;
   const { settings } = plan;
+  // The statement reads every hit back too; the pool keeps the rows of hits it had not read.
+  const read: { rows?: CandidateRows } = {};
   const found = await runner.run('multi_hop', MULTI_HOP_WEIGHT, async () => {
-    const hits = await multiHopChannel(
+    const out = await multiHopChannel(
       db,
       {
         filter: plan.filter,
@@ -55,12 +58,14 @@ export async function expandMultiHop(
         scopes: plan.relevanceScopes,
       },
       plan.visibleScopes,
+      pool.context,
     );
-    return uniqueRefs(hits.map((h): CandidateRef => ({ ...h }))).filter(
+    read.rows = out.candidates;
+    return uniqueRefs(out.hits.map((h): CandidateRef => ({ ...h }))).filter(
       (r) => !builder.decisions.has(candidateKey(r)) && !builder.items.has(candidateKey(r)),
     );
   });
-  await pool.hydrate(found.filter((r) => r.kind === 'chunk' || r.kind === 'fact'));
+  if (read.rows) pool.ingest(found, read.rows);
   const hopKeys = found.map((r) => candidateKey(r)).filter((k) => pool.has(k) && !builder.scored.has(k));
   const hopFused = new Map(fuse({ multi_hop: hopKeys }, plan.weights, settings.rrfK).map((f) => [f.id, f]));
   const hopScored = hopKeys

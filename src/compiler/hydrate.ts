@@ -8,6 +8,7 @@ import { EVIDENCE_RANK } from '../domain/evidence.js';
 import {
   type CandidatePairs,
   type CandidateReadContext,
+  type CandidateRows,
   type ChunkCandidateRow,
   type EntityCandidateRow,
   type FactCandidateRow,
@@ -43,7 +44,11 @@ export async function hydrateCandidates(
   pairs: CandidatePairs,
   ctx: HydrateContext,
 ): Promise<Hydrated> {
-  const rows = await readCandidates(q, pairs, ctx);
+  return candidatesOfRows(await readCandidates(q, pairs, ctx), pairs);
+}
+
+/** Rows read for `pairs` as candidates and blocked ones (rows of other pairs are dropped). */
+export function candidatesOfRows(rows: CandidateRows, pairs: CandidatePairs): Hydrated {
   const parts = [
     chunkCandidates(rows.chunk, pairs.chunk),
     factCandidates(rows.fact, pairs.fact),

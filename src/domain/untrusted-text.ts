@@ -147,7 +147,7 @@ function looksHostile(line: string): boolean {
   if (folded === '') return false;
   const latin = latinSkeleton(folded);
   return (
-    isInstruction(line) ||
+    matchesInstruction(folded, latin) ||
     ROLE_LINE.test(latin) ||
     ROLE_LINE_RU.test(folded) ||
     PROMPT_HEADING.test(latin) ||
@@ -178,7 +178,11 @@ const INSTRUCTION_RU: RegExp[] = [
 
 function isInstruction(text: string): boolean {
   const folded = fold(text);
-  const latin = latinSkeleton(folded);
+  return matchesInstruction(folded, latinSkeleton(folded));
+}
+
+// Takes the folded text and its skeleton, which a caller that has them does not compute twice.
+function matchesInstruction(folded: string, latin: string): boolean {
   return INSTRUCTION_EN.some((r) => r.test(latin)) || INSTRUCTION_RU.some((r) => r.test(folded));
 }
 

@@ -138,10 +138,19 @@ interface Shared {
   heldAt: Param;
 }
 
-const namespacesOf = (pairs: { namespace: string }[]) => [...new Set(pairs.map((p) => p.namespace))];
-const ids = (pairs: { id: string }[]) => pairs.map((p) => p.id);
+/**
+ * The rows one branch reads: its namespaces and an SQL array of ids — bound values, or a
+ * subquery over an earlier part of the same statement (the multi-hop pass reads its hits so).
+ */
+export interface CandidateTarget {
+  namespaces: readonly string[];
+  /** An array expression of the kind's id type (bigint[] for chunks, text[] otherwise). */
+  ids: SqlFragment;
+}
 
-function chunkRows(pairs: CandidatePairs['chunk'], s: Shared, ctx: CandidateReadContext): SqlFragment {
+export type CandidateTargets = Partial<Record<keyof CandidatePairs, CandidateTarget>>;
+
+function chunkRows(t: CandidateTarget, s: Shared, ctx: CandidateReadContext): SqlFragment {
   return sql`SELECT c.namespace, c.chunk_id AS "chunkId", c.node_key AS "nodeKey", c.kind, c.title, c.heading,
             left(c.text, ${raw(String(MAX_CANDIDATE_TEXT))}) AS text, c.source_path AS "sourcePath", c.scopes,
             c.observation_id AS "observationId", coalesce(c.occurred_at, c.created_at) AS time, c.pii,
@@ -150,11 +159,11 @@ function chunkRows(pairs: CandidatePairs['chunk'], s: Shared, ctx: CandidateRead
             (c.embedding <=> ${s.vector}::vector)::float8 AS distance,
             ${relevant('c', ctx.scopes)} AS relevant
      FROM chunks c
-     WHERE ${inNamespaces('c', namespacesOf(pairs))} AND c.chunk_id = ANY(${ids(pairs)}::bigint[])
+     WHERE ${inNamespaces('c', t.namespaces)} AND c.chunk_id = ANY(${t.ids})
        AND ${visible('c', ctx.visibleScopes)}`;
 }
 
-function factRows(pairs: CandidatePairs['fact'], s: Shared, ctx: CandidateReadContext): SqlFragment {
+function factRows(t: CandidateTarget, s: Shared, ctx: CandidateReadContext): SqlFragment {
   // Endpoint titles and visibility by correlated lookups on the primary key.
   return sql`SELECT f.namespace, f.fact_id AS "factId", f.subject, f.predicate, f.object, f.valid_from AS "validFrom",
             CASE WHEN f.valid_to > ${s.heldAt}::timestamptz THEN NULL ELSE f.valid_to END AS "validTo", f.evidence, f.status, f.conflict, f.conflicts_with AS "conflictsWith",
@@ -176,15 +185,11 @@ function factRows(pairs: CandidatePairs['fact'], s: Shared, ctx: CandidateReadCo
                          WHERE e.namespace = f.namespace AND e.key = f.subject AND ${visible('e', ctx.visibleScopes)}) s
      CROSS JOIN LATERAL (SELECT e.title, e.pii FROM entities e
                          WHERE e.namespace = f.namespace AND e.key = f.object AND ${visible('e', ctx.visibleScopes)}) o
-     WHERE ${inNamespaces('f', namespacesOf(pairs))} AND f.fact_id = ANY(${ids(pairs)}::text[])
+     WHERE ${inNamespaces('f', t.namespaces)} AND f.fact_id = ANY(${t.ids})
        AND ${factVisible('f', ctx.visibleScopes)}`;
 }
 
-function observationRows(
-  pairs: CandidatePairs['observation'],
-  s: Shared,
-  ctx: CandidateReadContext,
-): SqlFragment {
+function observationRows(t: CandidateTarget, s: Shared, ctx: CandidateReadContext): SqlFragment {
   return sql`SELECT o.namespace, o.observation_id AS "observationId", o.kind, o.source_system AS "sourceSystem",
             o.source_stream AS "sourceStream", o.source_external_id AS "sourceExternalId",
             o.occurred_at AS "occurredAt", o.scopes,
@@ -194,11 +199,11 @@ function observationRows(
                 AND ${visible('c', ctx.visibleScopes)}) AS distance,
             ${relevant('o', ctx.scopes)} AS relevant
      FROM observations o
-     WHERE ${inNamespaces('o', namespacesOf(pairs))} AND o.observation_id = ANY(${ids(pairs)}::text[])
+     WHERE ${inNamespaces('o', t.namespaces)} AND o.observation_id = ANY(${t.ids})
        AND ${visible('o', ctx.visibleScopes)} AND o.status <> 'REDACTED'`;
 }
 
-function entityRows(pairs: CandidatePairs['entity'], s: Shared, ctx: CandidateReadContext): SqlFragment {
+function entityRows(t: CandidateTarget, s: Shared, ctx: CandidateReadContext): SqlFragment {
   return sql`SELECT e.namespace, e.key, e.kind, coalesce(v.title, e.title) AS title,
             left(coalesce(v.attributes, e.attributes)::text, 2000) AS attributes, e.scopes,
             e.source_path AS "sourcePath", e.pii, coalesce(e.last_seen, e.updated_at) AS time,
@@ -210,7 +215,7 @@ function entityRows(pairs: CandidatePairs['entity'], s: Shared, ctx: CandidateRe
          AND (ev.valid_to IS NULL OR ev.valid_to > ${s.asOf}::timestamptz)
        ORDER BY ev.valid_from DESC LIMIT 1
      ) v ON true
-     WHERE ${inNamespaces('e', namespacesOf(pairs))} AND e.key = ANY(${ids(pairs)}::text[])
+     WHERE ${inNamespaces('e', t.namespaces)} AND e.key = ANY(${t.ids})
        AND ${visible('e', ctx.visibleScopes)} AND NOT e.placeholder`;
 }
 
@@ -222,6 +227,40 @@ const BRANCHES = {
 } as const;
 
 /**
+ * One `SELECT kind, row` per kind of `targets` (in the fixed order chunk, fact, observation,
+ * entity), to be joined by UNION ALL into a statement and read back with `candidateRowsOf`.
+ */
+export function candidateBranches(targets: CandidateTargets, ctx: CandidateReadContext): SqlFragment[] {
+  const shared: Shared = { vector: param(ctx.queryVector), asOf: param(ctx.asOf), heldAt: param(ctx.heldAt) };
+  return (Object.keys(BRANCHES) as (keyof CandidatePairs)[]).flatMap((kind) => {
+    const target = targets[kind];
+    if (!target) return [];
+    return [
+      sql`SELECT ${raw(`'${kind}'`)} AS kind, to_jsonb(x) AS row FROM (${BRANCHES[kind](target, shared, ctx)}) x`,
+    ];
+  });
+}
+
+/** The rows of `candidateBranches`, by kind; rows of other kinds are left out. */
+export function candidateRowsOf(rows: readonly { kind: string; row: unknown }[]): CandidateRows {
+  const out: CandidateRows = { chunk: [], fact: [], observation: [], entity: [] };
+  for (const r of rows) {
+    if (!Object.hasOwn(BRANCHES, r.kind)) continue;
+    (out[r.kind as keyof CandidateRows] as unknown[]).push(
+      typeof r.row === 'string' ? JSON.parse(r.row) : r.row,
+    );
+  }
+  return out;
+}
+
+const ID_TYPES: Readonly<Record<keyof CandidatePairs, string>> = {
+  chunk: 'bigint[]',
+  fact: 'text[]',
+  observation: 'text[]',
+  entity: 'text[]',
+};
+
+/**
  * The rows of every candidate asked for, by kind, in one statement. Rows of pairs that were
  * not asked for (an id present in another requested namespace) are left for the caller to drop.
  */
@@ -230,20 +269,21 @@ export async function readCandidates(
   pairs: CandidatePairs,
   ctx: CandidateReadContext,
 ): Promise<CandidateRows> {
-  const out: CandidateRows = { chunk: [], fact: [], observation: [], entity: [] };
-  const kinds = (Object.keys(BRANCHES) as (keyof CandidatePairs)[]).filter((k) => pairs[k].length > 0);
-  if (kinds.length === 0) return out;
-  const shared: Shared = { vector: param(ctx.queryVector), asOf: param(ctx.asOf), heldAt: param(ctx.heldAt) };
-  const branches = kinds.map(
-    (kind) =>
-      sql`SELECT ${raw(`'${kind}'`)} AS kind, to_jsonb(x) AS row FROM (${BRANCHES[kind](pairs[kind] as never, shared, ctx)}) x`,
-  );
-  const { rows } = await run<{ kind: keyof CandidateRows; row: unknown }>(
+  const targets: CandidateTargets = {};
+  for (const kind of Object.keys(BRANCHES) as (keyof CandidatePairs)[]) {
+    const list = pairs[kind];
+    if (list.length === 0) continue;
+    targets[kind] = {
+      namespaces: [...new Set(list.map((p) => p.namespace))],
+      ids: sql`${list.map((p) => p.id)}::${raw(ID_TYPES[kind])}`,
+    };
+  }
+  const branches = candidateBranches(targets, ctx);
+  if (branches.length === 0) return { chunk: [], fact: [], observation: [], entity: [] };
+  const { rows } = await run<{ kind: string; row: unknown }>(
     q,
     sql`/* contextHydrateCandidates */
      ${join(branches, '\n     UNION ALL\n     ')}`,
   );
-  for (const r of rows)
-    (out[r.kind] as unknown[]).push(typeof r.row === 'string' ? JSON.parse(r.row) : r.row);
-  return out;
+  return candidateRowsOf(rows);
 }

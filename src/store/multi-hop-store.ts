@@ -1,8 +1,16 @@
 /**
  * The multi-hop pass of a compilation in ONE statement: per entity name, the lexical ranking of
- * the name (store/lexical-store.ts), and the facts around entities whose title or key names it.
+ * the name (store/lexical-store.ts), and the facts around entities whose title or key names it;
+ * the same statement reads the hits back as candidates (store/candidate-store.ts), which saves
+ * the compilation a round trip and a statement to plan.
  */
 import type { Queryable } from '../db/database.js';
+import {
+  type CandidateReadContext,
+  type CandidateRows,
+  candidateBranches,
+  candidateRowsOf,
+} from './candidate-store.js';
 import { type ChunkFilterValues, lexicalRanking } from './lexical-store.js';
 import {
   type SqlFragment,
@@ -81,38 +89,85 @@ function factsNamingEntities(input: MultiHopInput, visibleScopes: string[] | nul
      ) x`;
 }
 
-export async function multiHopCandidates(
-  q: Queryable,
-  input: MultiHopInput,
-  visibleScopes: string[] | null,
-): Promise<MultiHopRow[]> {
-  if (input.names.length === 0) return [];
+export interface MultiHopResult {
+  rows: MultiHopRow[];
+  /** Every hit read back as a candidate (hits a hard filter hides have no row). */
+  candidates: CandidateRows;
+}
+
+/**
+ * Per name its chunks (lexical) and its facts: each fact counted for the first name (by `pos`)
+ * that reaches it, and at most `perName` facts per name — so that only hits the channel keeps
+ * are read back.
+ */
+function hopHits(input: MultiHopInput, visibleScopes: string[] | null): SqlFragment {
   const chunkLists = input.names.map(
     (name, i) => sql`SELECT 'chunk' AS kind, ${raw(String(i + 1))} AS "nameIndex", l.namespace,
             l."chunkId"::text AS id, l.score::float8 AS score, l.pos
      FROM (${lexicalRanking({ filter: input.filter, query: name, limit: input.perName, prefilter: null, ...input.lexical })}) l`,
   );
   const facts = sql`SELECT 'fact' AS kind, f."nameIndex", f.namespace, f.id, NULL::float8 AS score, f.pos
-     FROM (${factsNamingEntities(input, visibleScopes)}) f`;
-  const { rows } = await run<{
-    kind: 'chunk' | 'fact';
-    nameIndex: unknown;
-    namespace: string;
-    id: string;
-    score: unknown;
-    pos: unknown;
-  }>(
+     FROM (
+       SELECT g.*, row_number() OVER (PARTITION BY g."nameIndex" ORDER BY g.pos) AS nth
+       FROM (SELECT DISTINCT ON (a.namespace, a.id) a.* FROM (${factsNamingEntities(input, visibleScopes)}) a
+             ORDER BY a.namespace, a.id, a.pos) g
+     ) f
+     WHERE f.nth <= ${input.perName}`;
+  return join([...chunkLists, facts], '\n     UNION ALL\n     ');
+}
+
+export async function multiHopCandidates(
+  q: Queryable,
+  input: MultiHopInput,
+  visibleScopes: string[] | null,
+  read: CandidateReadContext,
+): Promise<MultiHopResult> {
+  if (input.names.length === 0) return { rows: [], candidates: candidateRowsOf([]) };
+  const candidates = candidateBranches(
+    {
+      chunk: {
+        namespaces: input.filter.namespaces,
+        ids: sql`ARRAY(SELECT h.id::bigint FROM hop h WHERE h.kind = 'chunk')`,
+      },
+      fact: {
+        namespaces: input.filter.namespaces,
+        ids: sql`ARRAY(SELECT h.id FROM hop h WHERE h.kind = 'fact')`,
+      },
+    },
+    read,
+  );
+  const { rows } = await run<{ kind: string; row: unknown }>(
     q,
     sql`/* contextMultiHop */
-     ${join([...chunkLists, facts], '\n     UNION ALL\n     ')}
-     ORDER BY kind, "nameIndex", pos`,
+     WITH hop AS MATERIALIZED (
+     ${hopHits(input, visibleScopes)}
+     )
+     SELECT 'hop' AS kind, to_jsonb(h) AS row FROM hop h
+     UNION ALL
+     ${join(candidates, '\n     UNION ALL\n     ')}`,
   );
-  return rows.map((r) => ({
-    kind: r.kind,
-    nameIndex: Number(r.nameIndex) - 1,
-    namespace: r.namespace,
-    id: r.id,
-    score: r.score === null ? null : Number(r.score),
-    pos: Number(r.pos),
-  }));
+  const hops = rows
+    .filter((r) => r.kind === 'hop')
+    .map((r) => {
+      const h = (typeof r.row === 'string' ? JSON.parse(r.row) : r.row) as {
+        kind: 'chunk' | 'fact';
+        nameIndex: unknown;
+        namespace: string;
+        id: string;
+        score: unknown;
+        pos: unknown;
+      };
+      return {
+        kind: h.kind,
+        nameIndex: Number(h.nameIndex) - 1,
+        namespace: h.namespace,
+        id: h.id,
+        score: h.score === null ? null : Number(h.score),
+        pos: Number(h.pos),
+      };
+    })
+    .sort((a, b) =>
+      a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.nameIndex - b.nameIndex || a.pos - b.pos,
+    );
+  return { rows: hops, candidates: candidateRowsOf(rows) };
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   combinePii,
@@ -7,7 +8,9 @@ import {
   luhnValid,
   maskJson,
   maskPii,
+  mayHoldPii,
   mergeExplicit,
+  scanPii,
   snilsValid,
 } from '../../src/domain/pii.js';
 
@@ -196,5 +199,39 @@ describe('masking', () => {
     const value = { email: 'a@b.io', nested: [{ note: 'call 8 916 123 45 67' }, 42, null, true] };
     expect(maskJson(value)).toEqual({ email: '[email]', nested: [{ note: 'call [phone]' }, 42, null, true] });
     expect(value.email).toBe('a@b.io');
+  });
+});
+
+describe('mayHoldPii', () => {
+  it('never screens out a text the detectors would find something in', () => {
+    const alphabet = [...'0123456789 -()+.№@ax:/\n', '\u00a0'];
+    const text = fc.array(fc.constantFrom(...alphabet), { maxLength: 40 }).map((cs) => cs.join(''));
+    const shaped = fc.constantFrom(
+      '+7 916 123-45-67',
+      '8 (916) 123-45-67',
+      '+44 20 7946 0958',
+      '415.555.0144',
+      '4111 1111 1111 1111',
+      '112-233-445 95',
+      'паспорт 4510 123456',
+      '7707083893',
+      'ivan@example.ru',
+    );
+    fc.assert(
+      fc.property(text, shaped, text, (a, b, c) => {
+        for (const t of [a, `${a}${b}${c}`, `${b}${c}`]) {
+          if (!mayHoldPii(t)) expect(scanPii(t).spans).toEqual([]);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('lets through every example this file detects', () => {
+    for (const t of ['+7 916 123-45-67', '4111 1111 1111 1111', 'a@b.ru', '7707083893']) {
+      expect(mayHoldPii(t)).toBe(true);
+      expect(detectPii(t)).toEqual(scanPii(t));
+    }
+    expect(mayHoldPii('Alice works_on Apollo (valid 2024-01-01 → 2025-03-01)')).toBe(false);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * The multi-hop channel: for each entity name (rule-detected in packed items), the chunks its
  * lexical ranking finds and the facts around entities so named — at most `perName` of each per
- * name, facts unique across names. One statement (store/multi-hop-store.ts).
+ * name, facts unique across names. One statement (store/multi-hop-store.ts), which also reads
+ * the hits back as candidates.
  */
 import type { Queryable } from '../../db/database.js';
+import type { CandidateReadContext, CandidateRows } from '../../store/candidate-store.js';
 import { multiHopCandidates } from '../../store/multi-hop-store.js';
 import type { ChunkFilter } from './filters.js';
 
@@ -25,13 +27,20 @@ export interface MultiHopHit {
   score: number | null;
 }
 
-/** Chunks name by name (in `names` order), then the facts. */
+export interface MultiHopOutput {
+  /** Chunks name by name (in `names` order), then the facts. */
+  hits: MultiHopHit[];
+  /** The hits' candidate rows, read by the same statement. */
+  candidates: CandidateRows;
+}
+
 export async function multiHopChannel(
   q: Queryable,
   input: MultiHopChannelInput,
   visibleScopes: string[] | null,
-): Promise<MultiHopHit[]> {
-  const rows = await multiHopCandidates(q, input, visibleScopes);
+  read: CandidateReadContext,
+): Promise<MultiHopOutput> {
+  const { rows, candidates } = await multiHopCandidates(q, input, visibleScopes, read);
   const chunks = rows.filter((r) => r.kind === 'chunk');
   const seen = new Set<string>();
   const perName = new Map<number, number>();
@@ -45,10 +54,11 @@ export async function multiHopChannel(
     perName.set(r.nameIndex, n + 1);
     facts.push({ kind: 'fact', namespace: r.namespace, id: r.id, score: null });
   }
-  return [
+  const hits = [
     ...chunks
       .sort((a, b) => a.nameIndex - b.nameIndex || a.pos - b.pos)
       .map((r): MultiHopHit => ({ kind: 'chunk', namespace: r.namespace, id: r.id, score: r.score })),
     ...facts,
   ];
+  return { hits, candidates };
 }
