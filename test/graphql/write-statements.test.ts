@@ -146,3 +146,63 @@ describe('batch writes: SQL statements per batch do not grow with the number of 
     expect(large).toBeLessThanOrEqual(MAX_STATEMENTS);
   });
 });
+
+/**
+ * retainDocuments: every batch has the same shape — half its documents new, a quarter
+ * unchanged, a quarter rewritten with other text and links — each of four sections, linking
+ * to documents of the batch and to a key that does not exist.
+ */
+describe('retainDocuments: SQL statements per batch do not grow with the number of documents', () => {
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const RETAIN = `mutation($ns: String!, $d: [DocumentInput!]!) {
+    retainDocuments(namespace: $ns, documents: $d) { accepted rejected results { status } }
+  }`;
+  const SECTIONS = ['Overview', 'Design', 'Operations', 'Decisions'];
+
+  const documents = (run: string, n: number, version: (i: number) => string) =>
+    Array.from({ length: n }, (_, i) => ({
+      key: `${run}:doc${i}`,
+      title: `Notes ${run} ${i}`,
+      content: SECTIONS.map((h) => `## ${h}\n\n${h} of document ${i}, ${version(i)}: the rollout plan.`).join(
+        '\n\n',
+      ),
+      sourcePath: `docs/${run}/${i}.md`,
+      meta: { team: `team-${i % 5}` },
+      links: [`${run}:doc${(i * 7 + 1) % n}`, `${run}:missing`],
+    }));
+
+  const count = async (run: string, n: number) => {
+    const first = documents(run, n / 2, () => 'first version');
+    const seeded = await gw.gql<{ retainDocuments: { accepted: number } }>(RETAIN, { ns: NS, d: first });
+    expect(seeded.data?.retainDocuments.accepted).toBe(n / 2);
+    const second = documents(run, n, (i) => (i < n / 2 && i % 2 === 0 ? 'first version' : 'second version'));
+    const res = await gw.gql<{
+      retainDocuments: { accepted: number; rejected: number; results: { status: string }[] };
+    }>(RETAIN, { ns: NS, d: second });
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.retainDocuments.rejected).toBe(0);
+    const statuses = res.data!.retainDocuments.results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 'CREATED')).toHaveLength(n / 2);
+    expect(statuses.filter((s) => s === 'UPDATED').length).toBeGreaterThanOrEqual(n / 4);
+    return (res.extensions as { sql: { statements: number } }).sql.statements;
+  };
+
+  it('12 and 500 documents (4 sections each) cost the same number of statements', async () => {
+    const small = await count('ds', 12);
+    const large = await count('dl', 500);
+    expect(large).toBe(small);
+    expect(large).toBeLessThanOrEqual(MAX_STATEMENTS);
+    const chunks = await gw.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM chunks WHERE namespace = '${NS}' AND node_key LIKE 'dl:doc%'`,
+    );
+    expect(chunks.rows[0]!.n).toBe(500 * SECTIONS.length);
+  });
+});
