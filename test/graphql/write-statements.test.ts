@@ -206,3 +206,71 @@ describe('retainDocuments: SQL statements per batch do not grow with the number 
     expect(chunks.rows[0]!.n).toBe(500 * SECTIONS.length);
   });
 });
+
+/**
+ * reconcileSnapshot: the second snapshot of a scope keeps half of what the first listed,
+ * updates a quarter, adds as much again, and drops a quarter of the first's relations.
+ */
+describe('reconcileSnapshot: SQL statements per snapshot do not grow with the number of items', () => {
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const RECONCILE = `mutation($ns: String!, $s: SnapshotInput!) {
+    reconcileSnapshot(namespace: $ns, snapshot: $s) {
+      entities { accepted rejected } relations { accepted rejected } closedRelations staleEntities
+    }
+  }`;
+  type Reconciled = {
+    reconcileSnapshot: {
+      entities: { accepted: number; rejected: number };
+      relations: { accepted: number; rejected: number };
+      closedRelations: string[];
+      staleEntities: string[];
+    };
+  };
+
+  const snapshot = (run: string, id: string, day: number, from: number, to: number, version: string) => ({
+    scope: `service:${run}`,
+    snapshotId: id,
+    observedAt: new Date(Date.UTC(2024, 2, day)).toISOString(),
+    entities: Array.from({ length: to - from }, (_, k) => {
+      const i = from + k;
+      return {
+        key: `${run}:ep${i}`,
+        kind: 'endpoint',
+        title: `Endpoint ${i}`,
+        attributes: { method: 'GET', version: i % 2 === 0 ? 'v1' : version },
+      };
+    }),
+    relations: Array.from({ length: to - from }, (_, k) => {
+      const i = from + k;
+      return { subject: `${run}:ep${i}`, relation: 'calls', object: `${run}:ep${(i + 1) % to}` };
+    }),
+  });
+
+  const count = async (run: string, n: number) => {
+    const first = await gw.gql<Reconciled>(RECONCILE, { ns: NS, s: snapshot(run, 's1', 1, 0, n / 2, 'v1') });
+    expect(first.errors).toBeUndefined();
+    const res = await gw.gql<Reconciled>(RECONCILE, { ns: NS, s: snapshot(run, 's2', 2, n / 4, n, 'v2') });
+    expect(res.errors).toBeUndefined();
+    const r = res.data!.reconcileSnapshot;
+    expect(r.entities).toEqual({ accepted: (3 * n) / 4, rejected: 0 });
+    expect(r.relations).toEqual({ accepted: (3 * n) / 4, rejected: 0 });
+    expect(r.staleEntities).toHaveLength(n / 4);
+    expect(r.closedRelations.length).toBeGreaterThanOrEqual(n / 4);
+    return (res.extensions as { sql: { statements: number } }).sql.statements;
+  };
+
+  it('12 and 500 entities and relations cost the same number of statements', async () => {
+    const small = await count('ss', 12);
+    const large = await count('sl', 500);
+    expect(large).toBe(small);
+    expect(large).toBeLessThanOrEqual(MAX_STATEMENTS);
+  });
+});
