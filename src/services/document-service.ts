@@ -8,7 +8,7 @@ import {
   chunkMarkdown,
   embeddingText,
 } from '../domain/chunking.js';
-import { canonicalJson, factId, sha256Hex } from '../domain/ids.js';
+import { canonicalJson, sha256Hex } from '../domain/ids.js';
 import { combinePii, detectPii, detectPiiInJson } from '../domain/pii.js';
 import { conflict, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
@@ -21,26 +21,25 @@ import {
 } from '../store/chunk-store.js';
 import {
   type DocumentState,
-  LINKS_TO,
-  closeLinkFacts,
   findDocument,
   findDocumentStates,
-  findExistingKeys,
-  findOpenDocumentLinks,
-  insertLinkFacts,
   lockDocumentState,
   updateLinkFactScopes,
   writeDocumentBody,
 } from '../store/document-store.js';
+import { type WritePayload, type WriteResult, rejected, rejectionFor, toPayload } from './batch.js';
 import {
-  type WritePayload,
-  type WriteResult,
-  type WriteStatus,
-  rejected,
-  rejectionFor,
-  toPayload,
-} from './batch.js';
-import { CHUNKS_PER_STEP, claimDocuments, writeChunksInSteps } from './document-steps.js';
+  type DocumentBatchAnswer,
+  type DocumentWriteAnswer,
+  writeDocumentBatch,
+  writeLinksOfBatch,
+} from './document-batch.js';
+import {
+  CHUNKS_PER_STEP,
+  MAIN_TRANSACTION_CHUNKS,
+  claimDocuments,
+  writeChunksInSteps,
+} from './document-steps.js';
 import { upsertVisibleEntity } from './entity-service.js';
 import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from './text-search-service.js';
 import type { RequestScope } from './request-scope.js';
@@ -89,7 +88,7 @@ export const documentInputSchema = z.object({
 export type DocumentInput = z.infer<typeof documentInputSchema>;
 
 /** A validated document with everything derived from it that does not need the database. */
-interface PreparedDocument {
+export interface PreparedDocument {
   input: DocumentInput;
   kind: string;
   title: string;
@@ -203,7 +202,11 @@ export class DocumentService {
 
   /**
    * The main transaction, then the chunks of the documents too large for it in steps
-   * (document-steps.ts): no transaction holds more than CHUNKS_PER_STEP chunks of new text.
+   * (document-steps.ts). The main transaction writes the documents set-based
+   * (document-batch.ts) under one savepoint; the documents the batch leaves, or all of them if
+   * it fails, are written one by one, each under its own savepoint so a failing one rolls back
+   * alone. Links follow once every document of the batch is in, so documents of one batch may
+   * link each other in any order.
    */
   private async writeBatch(
     ns: string,
@@ -211,50 +214,46 @@ export class DocumentService {
     vis: string[] | null,
   ): Promise<WriteResult[]> {
     if (valid.length === 0) return [];
-    let budget = CHUNKS_PER_STEP;
-    const staged = new Set<PreparedDocument>();
-    for (const { doc } of valid) {
-      const count = doc.chunks?.length ?? 0;
-      if (count <= budget) budget -= count;
-      else staged.add(doc);
-    }
+    const staged = stagedDocuments(valid.map((v) => v.doc));
     const now = new Date();
+    const logError = (e: unknown) =>
+      this.scope.deps.logger.error('retainDocuments item failed', { error: String(e) });
     const written = await this.scope.db.transaction('retainDocuments', async (tx) => {
       const done: { index: number; doc: PreparedDocument; result: WriteResult; created: boolean }[] = [];
       const out: WriteResult[] = [];
-      // Pass 1: each document under its own savepoint, so a failing one rolls back alone.
-      for (const { index, doc } of valid) {
+      const answers = await this.writeSetBased(tx, ns, valid, staged, now, vis);
+      const succeed = (index: number, doc: PreparedDocument, a: DocumentWriteAnswer) => {
+        const id = globalId('Entity', ns, doc.input.key);
+        const result: WriteResult = { index, status: a.status, key: doc.input.key, id };
+        done.push({ index, doc, result, created: a.created });
+      };
+      const fail = (index: number, doc: PreparedDocument, error: unknown) =>
+        out.push({ ...rejectionFor(index, error, logError), key: doc.input.key });
+      valid.forEach(({ index, doc }, n) => {
+        const answer = answers[n];
+        if (answer && 'error' in answer) fail(index, doc, answer.error);
+        else if (answer) succeed(index, doc, answer);
+      });
+      for (const [n, { index, doc }] of valid.entries()) {
+        if (answers[n] !== null) continue;
         await tx.query('SAVEPOINT item');
         try {
-          const { status, created } = await this.writeDocument(tx, ns, doc, now, staged.has(doc));
+          const answer = await this.writeDocument(tx, ns, doc, now, staged.has(doc));
           await tx.query('RELEASE SAVEPOINT item');
-          const result: WriteResult = {
-            index,
-            status,
-            key: doc.input.key,
-            id: globalId('Entity', ns, doc.input.key),
-          };
-          done.push({ index, doc, result, created });
+          succeed(index, doc, answer);
         } catch (error) {
           await tx.query('ROLLBACK TO SAVEPOINT item');
-          out.push({
-            ...rejectionFor(index, error, (e) =>
-              this.scope.deps.logger.error('retainDocuments item failed', { error: String(e) }),
-            ),
-            key: doc.input.key,
-          });
+          fail(index, doc, error);
         }
       }
-      // Pass 2: links resolve after every document of the batch is in, so documents of one
-      // batch may link each other in any order.
-      const targets = [...new Set(done.flatMap((d) => d.doc.links))];
-      const existing = await findExistingKeys(tx, ns, targets, vis);
-      for (const d of done) {
-        const linkChange = await this.writeLinks(tx, ns, d.doc, existing, now, d.created);
-        if (linkChange.changed && d.result.status === 'UNCHANGED') d.result.status = 'UPDATED';
-        if (linkChange.missing.length > 0) d.result.message = missingMessage(linkChange.missing);
+      done.sort((a, b) => a.index - b.index);
+      const changes = await writeLinksOfBatch(tx, ns, done, now, visibilityParam(this.scope.principal));
+      done.forEach((d, n) => {
+        const change = changes[n]!;
+        if (change.changed && d.result.status === 'UNCHANGED') d.result.status = 'UPDATED';
+        if (change.missing.length > 0) d.result.message = missingMessage(change.missing);
         out.push(d.result);
-      }
+      });
       return { out, done };
     });
     for (const d of written.done) {
@@ -263,6 +262,37 @@ export class DocumentService {
       if (failure) Object.assign(d.result, { status: 'REJECTED', id: null, ...failure });
     }
     return written.out;
+  }
+
+  /** The set-based write under one savepoint; every answer null (one by one) if it throws. */
+  private async writeSetBased(
+    tx: Queryable,
+    ns: string,
+    valid: readonly { index: number; doc: PreparedDocument }[],
+    staged: ReadonlySet<PreparedDocument>,
+    now: Date,
+    vis: string[] | null,
+  ): Promise<DocumentBatchAnswer[]> {
+    await tx.query('SAVEPOINT batch');
+    try {
+      const answers = await writeDocumentBatch(
+        tx,
+        ns,
+        valid.map(({ doc }) => ({ doc, staged: staged.has(doc) })),
+        now,
+        visibilityParam(this.scope.principal),
+      );
+      await tx.query('RELEASE SAVEPOINT batch');
+      return answers;
+    } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT batch');
+      this.scope.deps.logger.error('retainDocuments: the set-based write failed; writing one by one', {
+        error: String(error),
+        documents: valid.length,
+        visibility: vis === null ? 'all' : 'scoped',
+      });
+      return valid.map(() => null);
+    }
   }
 
   /** The steps of one large document; a failure message for its result, or null. */
@@ -363,7 +393,7 @@ export class DocumentService {
     doc: PreparedDocument,
     now: Date,
     staged: boolean,
-  ): Promise<{ status: WriteStatus; created: boolean }> {
+  ): Promise<DocumentWriteAnswer> {
     const key = doc.input.key;
     const vis = visibilityParam(this.scope.principal);
     // A hidden document reads as absent here; the upsert then finds its key taken.
@@ -410,55 +440,30 @@ export class DocumentService {
     // Same title and attributes but new text is still an update of the document.
     return { status: status === 'UNCHANGED' ? 'UPDATED' : status, created: state === null };
   }
-
-  /**
-   * Makes the document's open `LINKS_TO` facts match its `links`: new targets that exist get a
-   * fact valid from now, targets no longer listed are closed (validTo = now). A link kept across
-   * rewrites keeps its fact, so rewriting the same document adds no edge.
-   */
-  private async writeLinks(
-    tx: Queryable,
-    ns: string,
-    doc: PreparedDocument,
-    existing: Set<string>,
-    now: Date,
-    created: boolean,
-  ): Promise<{ changed: boolean; missing: string[] }> {
-    const key = doc.input.key;
-    const wanted = doc.links.filter((t) => existing.has(t));
-    const missing = doc.links.filter((t) => !existing.has(t));
-    // A document that did not exist before this item has no links yet.
-    const vis = visibilityParam(this.scope.principal);
-    const open = created ? [] : await findOpenDocumentLinks(tx, ns, key, vis);
-    const openTargets = new Set(open.map((l) => l.object));
-    const wantedSet = new Set(wanted);
-    const add = wanted.filter((t) => !openTargets.has(t));
-    const close = open.filter((l) => !wantedSet.has(l.object)).map((l) => l.factId);
-    await insertLinkFacts(
-      tx,
-      ns,
-      add.map((object) => ({
-        factId: factId(ns, key, LINKS_TO, object, now),
-        subject: key,
-        object,
-        validFrom: now,
-        sourcePath: doc.sourcePath,
-        scopes: doc.scopes,
-        visibility: doc.visibility,
-      })),
-    );
-    await closeLinkFacts(tx, ns, close, now, vis);
-    return { changed: add.length > 0 || close.length > 0, missing };
-  }
 }
 
-function isUnchanged(state: DocumentState | null, doc: PreparedDocument): boolean {
+export function isUnchanged(state: DocumentState | null, doc: PreparedDocument): boolean {
   return (
     state !== null &&
     state.contentHash === doc.contentHash &&
     state.kind === doc.kind &&
     state.title === doc.title
   );
+}
+
+/**
+ * The documents whose chunks follow in steps: those with more than CHUNKS_PER_STEP chunks, and
+ * the small ones beyond MAIN_TRANSACTION_CHUNKS chunks in all (document-steps.ts says why).
+ */
+function stagedDocuments(docs: readonly PreparedDocument[]): Set<PreparedDocument> {
+  let budget = MAIN_TRANSACTION_CHUNKS;
+  const staged = new Set<PreparedDocument>();
+  for (const doc of docs) {
+    const count = doc.chunks?.length ?? 0;
+    if (count <= CHUNKS_PER_STEP && count <= budget) budget -= count;
+    else staged.add(doc);
+  }
+  return staged;
 }
 
 function missingMessage(missing: string[]): string {

@@ -21,10 +21,11 @@ import { z } from 'zod';
 import { assertCanWrite, visibilityParam } from '../auth/principal.js';
 import type { Queryable } from '../db/database.js';
 import { canonicalJson, sha256Hex } from '../domain/ids.js';
-import { MemgateError, conflict, parseInput } from '../errors.js';
+import { conflict, keyUnavailable, parseInput } from '../errors.js';
 import { globalId } from '../global-id.js';
 import { appendAudit } from '../store/audit-store.js';
 import { type EntityShape, findEntityShapes } from '../store/entity-shape-store.js';
+import type { EntityWrite } from '../store/entity-store.js';
 import type { FactRow } from '../store/fact-store.js';
 import {
   closeSnapshotFacts,
@@ -33,15 +34,32 @@ import {
   latestSnapshot,
   lockSnapshotScope,
   markScopeEntitiesStale,
+  type SnapshotFactStamp,
   recordSnapshot,
   stampSnapshotEntities,
-  stampSnapshotFact,
+  stampSnapshotFacts,
 } from '../store/snapshot-store.js';
-import { type WritePayload, type WriteResult, rejected, rejectionFor, toPayload } from './batch.js';
+import {
+  type WritePayload,
+  type WriteResult,
+  rejected,
+  rejectionFor,
+  toPayload,
+  writeSetBased,
+} from './batch.js';
+import { upsertEntityBatch } from './entity-batch.js';
 import { upsertVisibleEntity } from './entity-service.js';
-import { describe, predicateSchema, writeFact } from './fact-service.js';
+import { writeFactBatch } from './fact-batch.js';
+import {
+  type FactInput,
+  type FactWriteContext,
+  type FactWriteOutcome,
+  describe,
+  predicateSchema,
+  writeFact,
+} from './fact-service.js';
 import type { RequestScope } from './request-scope.js';
-import { checkFactKinds, schemaPolicyFor, schemaViolationError } from './schema-policy.js';
+import { type SchemaPolicy, checkFactKinds, schemaPolicyFor, schemaViolationError } from './schema-policy.js';
 import {
   jsonObjectSchema,
   keySchema,
@@ -217,50 +235,9 @@ export class SnapshotService {
         [...entities.map((e) => e.value.key), ...endpointKeys],
         vis,
       );
-      const written: string[] = [];
-      for (const { index, value: e } of entities) {
-        entityResults.push(
-          await savepoint(tx, index, async () => {
-            const before = shapes.get(e.key);
-            const attributes = e.attributes ?? null;
-            await policy.assertEntity(tx, ns, {
-              kind: e.kind,
-              key: e.key,
-              attributes: attributes ?? (before && !before.placeholder ? before.attributes : {}),
-              complete: true,
-            });
-            const status = await upsertVisibleEntity(
-              tx,
-              ns,
-              {
-                key: e.key,
-                kind: e.kind,
-                title: e.title ?? (before && !before.placeholder ? before.title : e.key),
-                attributes: attributes ? replacementPatch(before, attributes) : null,
-                validFrom: at,
-                scopes: e.scopes ?? [],
-                visibility: visibilityScopes(e.scopes ?? []),
-                sourcePath: e.sourcePath ?? null,
-                confidence: null,
-                origin: 'AGENT',
-                pii: false,
-                piiCategories: [],
-                observationId: null,
-              },
-              vis,
-            );
-            written.push(e.key);
-            const revived = before?.stale === true;
-            return {
-              index,
-              status: status === 'UNCHANGED' && revived ? 'UPDATED' : status,
-              key: e.key,
-              id: globalId('Entity', ns, e.key),
-              message: revived ? 'no longer stale' : null,
-            };
-          }),
-        );
-      }
+      const entityWrites = await writeSnapshotEntities(tx, ns, entities, shapes, at, policy, vis);
+      entityResults.push(...entityWrites);
+      const written = entityWrites.filter((r) => r.status !== 'REJECTED').map((r) => r.key!);
       await stampSnapshotEntities(tx, ns, written, snap.scope, snap.snapshotId, at);
 
       // ---- relations
@@ -288,63 +265,42 @@ export class SnapshotService {
         if (!byTriple.has(t)) byTriple.set(t, f);
       }
       const kept = new Set<string>();
+      const stamps: SnapshotFactStamp[] = [];
+      const toAssert: { index: number; value: SnapshotRelation }[] = [];
       for (const { index, value: r } of relations) {
         const match = byTriple.get(tripleKey(r)) ?? null;
         if (match) kept.add(match.factId);
-        relationResults.push(
-          await savepoint(tx, index, async () => {
-            const violation = checkFactKinds(schema, {
-              subject: r.subject,
-              predicate: r.relation,
-              object: r.object,
-              subjectKind: kindOf.get(r.subject) ?? null,
-              objectKind: kindOf.get(r.object) ?? null,
-            });
-            if (violation) throw schemaViolationError(violation);
-            if (match) {
-              const attrsChanged =
-                r.attributes != null && canonicalJson(r.attributes) !== canonicalJson(match.attributes);
-              await stampSnapshotFact(
-                tx,
-                ns,
-                match.factId,
-                snap.scope,
-                snap.snapshotId,
-                attrsChanged ? r.attributes! : null,
-              );
-              return factResult(ns, index, attrsChanged ? 'UPDATED' : 'UNCHANGED', match.factId, null);
-            }
-            const outcome = await writeFact(
-              tx,
-              ns,
-              {
-                subject: r.subject,
-                predicate: r.relation,
-                object: r.object,
-                validFrom: at,
-                validTo: null,
-                evidence: 'ASSERTED',
-                confidence: 1,
-                observationIds: null,
-                sourcePath: r.sourcePath ?? null,
-                scopes: r.scopes ?? null,
-                attributes: r.attributes ?? null,
-              },
-              {
-                now,
-                defaultValidFrom: at,
-                observationId: null,
-                defaultScopes: [],
-                visibleScopes: vis,
-              },
-            );
-            kept.add(outcome.factId);
-            await stampSnapshotFact(tx, ns, outcome.factId, snap.scope, snap.snapshotId, null);
-            const status = outcome.status === 'REINFORCED' ? 'UPDATED' : outcome.status;
-            return factResult(ns, index, status, outcome.factId, outcome.message);
-          }),
-        );
+        const violation = checkFactKinds(schema, {
+          subject: r.subject,
+          predicate: r.relation,
+          object: r.object,
+          subjectKind: kindOf.get(r.subject) ?? null,
+          objectKind: kindOf.get(r.object) ?? null,
+        });
+        if (violation) {
+          const error = schemaViolationError(violation);
+          relationResults.push(rejected(index, error.code, error.message));
+        } else if (match) {
+          const attrsChanged =
+            r.attributes != null && canonicalJson(r.attributes) !== canonicalJson(match.attributes);
+          stamps.push({
+            factId: match.factId,
+            attributes: attrsChanged ? r.attributes! : null,
+            fresh: false,
+          });
+          relationResults.push(
+            factResult(ns, index, attrsChanged ? 'UPDATED' : 'UNCHANGED', match.factId, null),
+          );
+        } else toAssert.push({ index, value: r });
       }
+      const asserted = await assertSnapshotRelations(tx, ns, toAssert, { now, at, vis });
+      for (const r of asserted) {
+        if (r.status === 'REJECTED') continue;
+        kept.add(r.key!);
+        stamps.push({ factId: r.key!, attributes: null, fresh: true });
+      }
+      relationResults.push(...asserted);
+      await stampSnapshotFacts(tx, ns, stamps, snap.scope, snap.snapshotId, vis);
 
       // ---- what the snapshot no longer lists
       const toClose = scopeFacts
@@ -405,18 +361,139 @@ export class SnapshotService {
   }
 }
 
-/** Runs one item under a savepoint: a failure rolls back only the item and comes back REJECTED. */
-async function savepoint(tx: Queryable, index: number, fn: () => Promise<WriteResult>): Promise<WriteResult> {
-  await tx.query('SAVEPOINT snapshot_item');
-  try {
-    const result = await fn();
-    await tx.query('RELEASE SAVEPOINT snapshot_item');
-    return result;
-  } catch (error) {
-    await tx.query('ROLLBACK TO SAVEPOINT snapshot_item');
-    if (error instanceof MemgateError) return rejected(index, error.code, error.message);
-    return rejectionFor(index, error, () => {});
+/**
+ * Upserts the listed entities set-based (entity-batch.ts): strict-mode checks for every item
+ * first (pure once the schema is loaded), then one batch; an item the batch leaves, or every
+ * item if the batch fails, is written alone under its own savepoint.
+ */
+async function writeSnapshotEntities(
+  tx: Queryable,
+  ns: string,
+  entities: readonly { index: number; value: SnapshotEntity }[],
+  shapes: ReadonlyMap<string, EntityShape>,
+  at: Date,
+  policy: SchemaPolicy,
+  vis: string[] | null,
+): Promise<WriteResult[]> {
+  const results: WriteResult[] = [];
+  const valid: { index: number; value: SnapshotEntity }[] = [];
+  for (const item of entities) {
+    const e = item.value;
+    const before = shapes.get(e.key);
+    const violation = await policy.checkEntity(tx, ns, {
+      kind: e.kind,
+      key: e.key,
+      attributes: e.attributes ?? (before && !before.placeholder ? before.attributes : {}),
+      complete: true,
+    });
+    if (violation) {
+      const error = schemaViolationError(violation);
+      results.push(rejected(item.index, error.code, error.message));
+    } else valid.push(item);
   }
+  const writeOf = (e: SnapshotEntity): EntityWrite => {
+    const before = shapes.get(e.key);
+    return {
+      key: e.key,
+      kind: e.kind,
+      title: e.title ?? (before && !before.placeholder ? before.title : e.key),
+      attributes: e.attributes ? replacementPatch(before, e.attributes) : null,
+      validFrom: at,
+      scopes: e.scopes ?? [],
+      visibility: visibilityScopes(e.scopes ?? []),
+      sourcePath: e.sourcePath ?? null,
+      confidence: null,
+      origin: 'AGENT',
+      pii: false,
+      piiCategories: [],
+      observationId: null,
+    };
+  };
+  const resultOf = (index: number, e: SnapshotEntity, status: WriteResult['status']): WriteResult => {
+    const revived = shapes.get(e.key)?.stale === true;
+    return {
+      index,
+      status: status === 'UNCHANGED' && revived ? 'UPDATED' : status,
+      key: e.key,
+      id: globalId('Entity', ns, e.key),
+      message: revived ? 'no longer stale' : null,
+    };
+  };
+  const written = await writeSetBased(
+    tx,
+    valid,
+    async (q, items) => {
+      const statuses = await upsertEntityBatch(
+        q,
+        ns,
+        items.map((i) => writeOf(i.value)),
+        vis,
+      );
+      return items.map(({ index, value }, n) => {
+        const status = statuses[n]!;
+        if (status === 'RETRY') return null;
+        if (status === 'HIDDEN') return rejectionFor(index, keyUnavailable(), () => {});
+        return resultOf(index, value, status);
+      });
+    },
+    async (q, e, index) => resultOf(index, e, await upsertVisibleEntity(q, ns, writeOf(e), vis)),
+    () => {},
+  );
+  return [...results, ...written];
+}
+
+/**
+ * Asserts the relations no fact matched, set-based (fact-batch.ts), as new facts valid from
+ * `at`; what the batch leaves is written alone with `writeFact`. Each result's key is the fact id.
+ */
+async function assertSnapshotRelations(
+  tx: Queryable,
+  ns: string,
+  relations: readonly { index: number; value: SnapshotRelation }[],
+  { now, at, vis }: { now: Date; at: Date; vis: string[] | null },
+): Promise<WriteResult[]> {
+  const ctx: FactWriteContext = {
+    now,
+    defaultValidFrom: at,
+    observationId: null,
+    defaultScopes: [],
+    visibleScopes: vis,
+  };
+  const inputOf = (r: SnapshotRelation): FactInput => ({
+    subject: r.subject,
+    predicate: r.relation,
+    object: r.object,
+    validFrom: at,
+    validTo: null,
+    evidence: 'ASSERTED',
+    confidence: 1,
+    observationIds: null,
+    sourcePath: r.sourcePath ?? null,
+    scopes: r.scopes ?? null,
+    attributes: r.attributes ?? null,
+  });
+  const resultOf = (index: number, o: FactWriteOutcome) =>
+    factResult(ns, index, o.status === 'REINFORCED' ? 'UPDATED' : o.status, o.factId, o.message);
+  return writeSetBased(
+    tx,
+    relations,
+    async (q, items) => {
+      const answers = await writeFactBatch(
+        q,
+        ns,
+        items.map((i) => ({ input: inputOf(i.value), ctx })),
+        vis,
+      );
+      return items.map(({ index }, n) => {
+        const answer = answers[n];
+        if (!answer) return null;
+        if ('error' in answer) return rejectionFor(index, answer.error, () => {});
+        return resultOf(index, answer.outcome);
+      });
+    },
+    async (q, r, index) => resultOf(index, await writeFact(q, ns, inputOf(r), ctx)),
+    () => {},
+  );
 }
 
 /** Attributes are the whole set: keys the entity has but the snapshot lacks are removed. */

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { FACT_COLUMNS, type FactRow } from './fact-store.js';
+import { factVisible, run, sql } from './sql.js';
 import { factVisibleTo, visibleTo } from './visibility.js';
 
 /**
@@ -160,20 +161,38 @@ export async function findScopeFacts(
   return rows;
 }
 
-/** Records that a snapshot listed this fact (and, when given, replaces its attributes). */
-export async function stampSnapshotFact(
+export interface SnapshotFactStamp {
+  factId: string;
+  /** Replaces the fact's attributes when given. */
+  attributes: Record<string, unknown> | null;
+  /** Written by this reconciliation just now (its visibility is the snapshot item's own). */
+  fresh: boolean;
+}
+
+/**
+ * Records in one statement that a snapshot listed these facts. A fact it matched was found
+ * visible to the writer and must still be; one it has just asserted is the writer's own.
+ */
+export async function stampSnapshotFacts(
   q: Queryable,
   namespace: string,
-  factId: string,
+  stamps: readonly SnapshotFactStamp[],
   scope: string,
   snapshotId: string,
-  attributes: Record<string, unknown> | null,
+  visibleScopes: string[] | null,
 ): Promise<void> {
-  await q.query(
-    `/* stampSnapshotFact */
-     UPDATE facts SET snapshot_scope = $3, snapshot_id = $4, attributes = coalesce($5::jsonb, attributes)
-     WHERE namespace = $1 AND fact_id = $2`,
-    [namespace, factId, scope, snapshotId, attributes],
+  if (stamps.length === 0) return;
+  const payload = JSON.stringify(
+    stamps.map((s) => ({ fact_id: s.factId, attributes: s.attributes, fresh: s.fresh })),
+  );
+  await run(
+    q,
+    sql`/* stampSnapshotFacts */
+     UPDATE facts f SET snapshot_scope = ${scope}, snapshot_id = ${snapshotId},
+       attributes = coalesce(r.attributes, f.attributes)
+     FROM jsonb_to_recordset(${payload}::jsonb) AS r(fact_id text, attributes jsonb, fresh boolean)
+     WHERE f.namespace = ${namespace} AND f.fact_id = r.fact_id
+       AND (r.fresh OR ${factVisible('f', visibleScopes)})`,
   );
 }
 

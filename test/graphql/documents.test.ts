@@ -319,6 +319,36 @@ describe('documents: retainDocuments and source()', () => {
     });
   });
 
+  it('a key listed more than once in a batch is written in order: each sees the one before', async () => {
+    const ns = 'repeats';
+    const res = await retain(ns, [
+      { key: 'doc:r', title: 'R', content: 'First text.', links: ['doc:t1'] },
+      { key: 'doc:t1', title: 'T1', content: 'Target one.' },
+      { key: 'doc:r', title: 'R', content: 'First text.', links: ['doc:t1'] },
+      { key: 'doc:t2', title: 'T2', content: 'Target two.' },
+      { key: 'doc:r', title: 'R', content: 'Second text.', links: ['doc:t2'] },
+    ]);
+    expect(res.results.map((r) => r.status)).toEqual([
+      'CREATED',
+      'CREATED',
+      'UNCHANGED',
+      'CREATED',
+      'UPDATED',
+    ]);
+    const links = await gw.db.query<{ object: string; open: boolean }>(
+      `SELECT object, valid_to IS NULL AS open FROM facts
+       WHERE namespace = $1 AND subject = 'doc:r' AND predicate = 'LINKS_TO' ORDER BY object`,
+      [ns],
+    );
+    expect(links.rows).toEqual([
+      { object: 'doc:t1', open: false },
+      { object: 'doc:t2', open: true },
+    ]);
+    const source = await gw.gql<SourceData>(SOURCE, { ns, key: 'doc:r' });
+    expect(source.data!.source!.content).toBe('Second text.');
+    expect(source.data!.source!.chunkCount).toBe(1);
+  });
+
   it('a batch with bad documents writes the good ones and says what was wrong', async () => {
     const res = await retain('batch', [
       { key: 'doc:1', title: 'One', content: 'First.' },
