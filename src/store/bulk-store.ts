@@ -28,9 +28,9 @@ const STAGE_OBSERVATIONS = `/* bulkStageObservationsTable */
 
 const STAGE_CHUNKS = `/* bulkStageChunksTable */
   CREATE TEMP TABLE bulk_chunks (
-    node_key text, ord int, kind text, title text, heading text, text text, search_text text, ts_config text,
-    source_path text, meta jsonb, scopes text[], visibility text[], observation_id text, occurred_at timestamptz,
-    pii boolean, pii_categories text[], seq int
+    node_key text, ord int, kind text, title text, heading text, text text, search_text text,
+    own_search_text text, ts_config text, source_path text, meta jsonb, scopes text[], visibility text[],
+    observation_id text, occurred_at timestamptz, pii boolean, pii_categories text[], seq int
   ) ON COMMIT DROP`;
 
 // Vectors travel in COPY's binary form: PGlite parses vector text at ~0.3 ms a vector.
@@ -83,10 +83,11 @@ export async function insertObservationsBulk(
        ON CONFLICT (namespace, key) DO NOTHING
      ),
      chunk_rows AS (
-       INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config,
-                           source_path, meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories,
-                           embedding)
-       SELECT $1, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.ts_config::regconfig,
+       INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, own_search_text,
+                           ts_config, source_path, meta, scopes, visibility, observation_id, occurred_at, pii,
+                           pii_categories, embedding)
+       SELECT $1, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.own_search_text,
+              c.ts_config::regconfig,
               c.source_path, c.meta, c.scopes, c.visibility, c.observation_id, c.occurred_at, c.pii,
               c.pii_categories, v.embedding
        FROM bulk_chunks c JOIN inserted i USING (observation_id) LEFT JOIN bulk_vectors v USING (seq)
@@ -219,6 +220,7 @@ function chunkLine(c: ObservationChunkWrite, seq: number): string {
     copyText(c.heading),
     copyText(c.text),
     copyText(c.searchText),
+    copyText(c.ownSearchText ?? null),
     copyText(c.tsConfig),
     copyText(c.sourcePath),
     copyJson(c.meta ?? {}),
