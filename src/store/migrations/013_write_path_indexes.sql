@@ -4,3 +4,8 @@
 CREATE INDEX IF NOT EXISTS observations_session_order_idx
   ON observations (namespace, session_id, occurred_at, observation_id) WHERE session_id IS NOT NULL;
 DROP INDEX IF EXISTS observations_session_idx;
+
+-- No query reads chunks through a GIN index on their tsvector: lexical search scores the BM25
+-- postings table (kept by trigger). The index only cost every chunk write (and every re-index of
+-- a turn's neighbours) a hundred-odd GIN entries.
+DROP INDEX IF EXISTS chunks_tsv_idx;
