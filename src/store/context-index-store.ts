@@ -124,7 +124,7 @@ function turnsBeside(ns: Param, t: string, dir: 'before' | 'after', limit: strin
  * A LATERAL subquery: `neighbours`, the text the window (CTE `win`) lends turn `a` (an
  * observations row), read by two short probes of the session-order index.
  */
-export function neighboursOf(ns: Param, a: string): SqlFragment {
+function neighboursOf(ns: Param, a: string): SqlFragment {
   const lent = sql`o.observation_id, o.occurred_at, o.visibility, ${LENT} AS lent`;
   return sql`(
          SELECT string_agg(n.lent, E'\n' ORDER BY n.occurred_at, n.observation_id) AS neighbours
@@ -134,6 +134,28 @@ export function neighboursOf(ns: Param, a: string): SqlFragment {
          ) n
          WHERE n.lent IS NOT NULL AND ${SEEN_BY_ALL}
        )`;
+}
+
+/**
+ * For an INSERT … SELECT of new chunks aliased `c` (with `search_text` and `own_search_text`;
+ * the writer sets the latter on the chunks that take context): the search text and own text to
+ * write and the joins they need. A contextual chunk gets its final text at once, its neighbours
+ * read from the observations already written (its own batch's included) as the rebuild reads
+ * them, so the pass after the batch leaves it alone. Needs `windowCte` in the statement.
+ */
+export function contextualChunkColumns(ns: Param, c: string) {
+  const chunk = raw(c);
+  const contextual = sql`${chunk}.own_search_text IS NOT NULL AND win.previous + win.next > 0`;
+  return {
+    searchText: sql`CASE WHEN ${contextual}
+                 THEN repeat(${chunk}.own_search_text || E'\n', ${OWN_TEXT_REPEATS}) || coalesce(x.neighbours, '')
+                 ELSE ${chunk}.search_text END`,
+    ownText: sql`CASE WHEN ${contextual} THEN ${chunk}.own_search_text END`,
+    joins: sql`CROSS JOIN win
+     LEFT JOIN observations a ON ${chunk}.own_search_text IS NOT NULL AND a.namespace = ${ns}
+                             AND a.observation_id = ${chunk}.observation_id
+     LEFT JOIN LATERAL ${neighboursOf(ns, 'a')} x ON ${chunk}.own_search_text IS NOT NULL`,
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
-import { OWN_TEXT_REPEATS, neighboursOf, windowCte } from './context-index-store.js';
-import { param, raw, run, sql } from './sql.js';
+import { contextualChunkColumns, windowCte } from './context-index-store.js';
+import { param, run, sql } from './sql.js';
 import { visibleTo } from './visibility.js';
 
 export type ObservationStatus = 'RECEIVED' | 'PROCESSED' | 'PARTIALLY_PROCESSED' | 'FAILED' | 'REDACTED';
@@ -266,30 +266,21 @@ export async function insertObservationChunks(
     ts_config: c.tsConfig,
   }));
   const ns = param(namespace);
-  // A chunk the writer marked contextual (own_search_text) is written with its final search
-  // text: its neighbours are read from the observations already written (this batch's too), as
-  // indexObservationContext reads them, so the pass after the batch leaves it alone.
-  const contextual = raw('c.own_search_text IS NOT NULL AND win.previous + win.next > 0');
+  const context = contextualChunkColumns(ns, 'c');
   await run(
     q,
     sql`/* insertObservationChunks */
      WITH ${windowCte(ns)}
      INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, own_search_text, ts_config,
                          source_path, meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
-     SELECT ${ns}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text,
-            CASE WHEN ${contextual}
-                 THEN repeat(c.own_search_text || E'\n', ${OWN_TEXT_REPEATS}) || coalesce(x.neighbours, '')
-                 ELSE c.search_text END,
-            CASE WHEN ${contextual} THEN c.own_search_text END,
+     SELECT ${ns}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, ${context.searchText}, ${context.ownText},
             c.ts_config::regconfig,
             c.source_path, coalesce(c.meta, '{}'::jsonb), coalesce(c.scopes, '{}'), coalesce(c.visibility, '{}'),
             c.observation_id, c.occurred_at, c.pii, coalesce(c.pii_categories, '{}'), c.embedding::vector
      FROM jsonb_to_recordset(${JSON.stringify(payload)}::jsonb) AS c(node_key text, ord int, kind text, title text, heading text, text text,
             search_text text, own_search_text text, source_path text, meta jsonb, scopes text[], visibility text[], observation_id text,
             occurred_at timestamptz, pii boolean, pii_categories text[], embedding text, ts_config text)
-     CROSS JOIN win
-     LEFT JOIN observations a ON c.own_search_text IS NOT NULL AND a.namespace = ${ns} AND a.observation_id = c.observation_id
-     LEFT JOIN LATERAL ${neighboursOf(ns, 'a')} x ON c.own_search_text IS NOT NULL
+     ${context.joins}
      ON CONFLICT (namespace, node_key, ord) DO NOTHING`,
   );
 }
