@@ -1,5 +1,4 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { BoundCounter, BoundHistogram } from './bound-metrics.js';
 
 /**
  * memgate's own Prometheus metrics (the GraphQL ones come from the yoga plugin, on the same
@@ -9,14 +8,14 @@ import { BoundCounter, BoundHistogram } from './bound-metrics.js';
  */
 export interface Metrics {
   registry: Registry;
-  sqlDuration: BoundHistogram<'statement'>;
-  sqlRows: BoundCounter<'statement'>;
-  requestSqlStatements: BoundHistogram<'operationType' | 'rootField'>;
-  requestSqlSeconds: BoundHistogram<'operationType' | 'rootField'>;
+  sqlDuration: Histogram<'statement'>;
+  sqlRows: Counter<'statement'>;
+  requestSqlStatements: Histogram<'operationType' | 'rootField'>;
+  requestSqlSeconds: Histogram<'operationType' | 'rootField'>;
   pgliteQueueWait: Histogram;
-  channelDuration: BoundHistogram<'pipeline' | 'channel' | 'status'>;
+  channelDuration: Histogram<'pipeline' | 'channel' | 'status'>;
   channelFailures: Counter<'pipeline' | 'channel' | 'reason'>;
-  stageDuration: BoundHistogram<'stage'>;
+  stageDuration: Histogram<'stage'>;
   contextTokensUsed: Histogram;
   contextItemsDropped: Counter<'reason'>;
   ingestRows: Counter<'mutation' | 'status'>;
@@ -59,59 +58,59 @@ export function createMetrics(load: () => DatabaseLoad): Metrics {
   const byContext = ['operationType', 'rootField'] as const;
   return {
     registry,
-    sqlDuration: new BoundHistogram(
-      'memgate_sql_statement_duration_seconds',
-      'SQL statement duration by statement name (its /* queryName */ comment)',
-      ['statement'],
-      SECONDS,
-      registry,
-    ),
-    sqlRows: new BoundCounter(
-      'memgate_sql_rows_total',
-      'Rows returned or affected, by statement name',
-      ['statement'],
-      registry,
-    ),
-    requestSqlStatements: new BoundHistogram(
-      'memgate_request_sql_statements',
-      'SQL statements per GraphQL request',
-      byContext,
-      [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144],
-      registry,
-    ),
-    requestSqlSeconds: new BoundHistogram(
-      'memgate_request_sql_seconds',
-      'Summed SQL time per GraphQL request (statements may overlap)',
-      byContext,
-      SECONDS,
-      registry,
-    ),
+    sqlDuration: new Histogram({
+      name: 'memgate_sql_statement_duration_seconds',
+      help: 'SQL statement duration by statement name (its /* queryName */ comment)',
+      labelNames: ['statement'],
+      buckets: SECONDS,
+      registers,
+    }),
+    sqlRows: new Counter({
+      name: 'memgate_sql_rows_total',
+      help: 'Rows returned or affected, by statement name',
+      labelNames: ['statement'],
+      registers,
+    }),
+    requestSqlStatements: new Histogram({
+      name: 'memgate_request_sql_statements',
+      help: 'SQL statements per GraphQL request',
+      labelNames: byContext,
+      buckets: [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144],
+      registers,
+    }),
+    requestSqlSeconds: new Histogram({
+      name: 'memgate_request_sql_seconds',
+      help: 'Summed SQL time per GraphQL request (statements may overlap)',
+      labelNames: byContext,
+      buckets: SECONDS,
+      registers,
+    }),
     pgliteQueueWait: new Histogram({
       name: 'memgate_pglite_queue_wait_seconds',
       help: 'Time a statement or transaction waited for the single PGlite connection',
       buckets: SECONDS,
       registers: pool ? [] : registers,
     }),
-    channelDuration: new BoundHistogram(
-      'memgate_retrieval_channel_duration_seconds',
-      'Retrieval channel duration by pipeline (search, context), channel and status',
-      ['pipeline', 'channel', 'status'],
-      SECONDS,
-      registry,
-    ),
+    channelDuration: new Histogram({
+      name: 'memgate_retrieval_channel_duration_seconds',
+      help: 'Retrieval channel duration by pipeline (search, context), channel and status',
+      labelNames: ['pipeline', 'channel', 'status'],
+      buckets: SECONDS,
+      registers,
+    }),
     channelFailures: new Counter({
       name: 'memgate_retrieval_channel_failures_total',
       help: 'Retrieval channels that failed or timed out (the read answered degraded)',
       labelNames: ['pipeline', 'channel', 'reason'],
       registers,
     }),
-    stageDuration: new BoundHistogram(
-      'memgate_context_stage_duration_seconds',
-      'Context compiler stage duration',
-      ['stage'],
-      SECONDS,
-      registry,
-    ),
+    stageDuration: new Histogram({
+      name: 'memgate_context_stage_duration_seconds',
+      help: 'Context compiler stage duration',
+      labelNames: ['stage'],
+      buckets: SECONDS,
+      registers,
+    }),
     contextTokensUsed: new Histogram({
       name: 'memgate_context_tokens_used',
       help: 'Tokens used by each compiled ContextPack',

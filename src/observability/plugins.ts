@@ -1,12 +1,13 @@
+import { useOpenTelemetry } from '@envelop/opentelemetry';
+import { SpanKind } from '@opentelemetry/api';
+import { createCounter, createHistogram, usePrometheus } from '@graphql-yoga/plugin-prometheus';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
-import { type Plugin, isAsyncIterable } from 'graphql-yoga';
-import { Counter, type Registry } from 'prom-client';
+import type { Plugin } from 'graphql-yoga';
+import { Counter } from 'prom-client';
 import type { Principal } from '../auth/principal.js';
 import type { Context } from '../context.js';
-import { BoundCounter, BoundHistogram, type CounterChild, type HistogramChild } from './bound-metrics.js';
 import { type DatabaseLoad, type Metrics, boundedLabel, enableMetrics } from './metrics.js';
 import { NONE, type OperationLabels, OperationLabeler } from './operation-labels.js';
-import { useOperationSpans } from './operation-spans.js';
 import { instrumentRootFields } from './root-fields.js';
 import { activeTracerProvider } from './tracing.js';
 
@@ -18,62 +19,87 @@ export interface MetricsEndpointOptions {
 }
 
 /**
- * GraphQL metrics (operations by type, name and root field, their duration, HTTP duration
- * without the URL), errors by `extensions.code` as the caller received them, SQL per request,
- * and the `/metrics` endpoint. The names and labels are those of graphql-yoga's Prometheus
- * plugin; the work is one plugin with every label set bound once per document and operation,
- * instead of label objects built, validated and hashed several times per request.
+ * GraphQL metrics through graphql-yoga's Prometheus plugin (request count and duration by
+ * operation type, name and root field; HTTP duration without the URL), errors by
+ * `extensions.code` as the caller received them, SQL per request, and the `/metrics` endpoint.
  */
 export function useMetrics(options: MetricsEndpointOptions): Plugin[] {
   const { metrics, schema, authenticate } = options;
   const { registry } = metrics;
   const labeler = new OperationLabeler(schema);
+  const labelNames = ['operationType', 'operationName', 'rootField'] as const;
+  // The plugin's own operationName defaults to 'Anonymous'; the labeler reads the document.
+  const fill = (params: { document?: DocumentNode }, raw: unknown) =>
+    labeler.labels(params.document, operationNameOf(raw));
   const errors = registeredCounter(metrics, 'graphql_errors_total', {
     help: 'GraphQL errors in responses, by extensions.code and the operation they came from',
     labelNames: ['code', 'operationType', 'operationName', 'rootField'],
   });
-  const { operations, durations, http } = graphqlMetrics(registry);
-  const bound = new WeakMap<OperationLabels, BoundChildren>();
-  const childrenOf = (labels: OperationLabels): BoundChildren => {
-    let found = bound.get(labels);
+  const byRequest = new WeakMap<Request, OperationLabels>();
+  // The labeler returns one labels object per document and operation: bind the SQL-per-request
+  // histograms to it once instead of hashing a label object on every request.
+  type Observer = { observe(v: number): void };
+  const bySqlLabels = new WeakMap<OperationLabels, { statements: Observer; seconds: Observer }>();
+  const sqlChildren = (labels: OperationLabels) => {
+    let found = bySqlLabels.get(labels);
     if (!found) {
       const sqlLabels = { operationType: labels.operationType, rootField: labels.rootField };
       found = {
-        operations: operations.child(labels),
-        duration: durations.child(labels),
-        statements: metrics.requestSqlStatements.child(sqlLabels),
-        seconds: metrics.requestSqlSeconds.child(sqlLabels),
-        http: new Map(),
+        statements: metrics.requestSqlStatements.labels(sqlLabels),
+        seconds: metrics.requestSqlSeconds.labels(sqlLabels),
       };
-      bound.set(labels, found);
+      bySqlLabels.set(labels, found);
     }
     return found;
   };
-  const httpChild = (labels: OperationLabels, method: string, status: number) => {
-    const children = childrenOf(labels).http;
-    const key = `${method} ${status}`;
-    let child = children.get(key);
-    if (!child) {
-      child = http.child({ ...labels, method: boundedLabel(method), statusCode: status });
-      children.set(key, child);
-    }
-    return child;
-  };
-  const started = new WeakMap<Request, number>();
-  const byRequest = new WeakMap<Request, OperationLabels>();
-  const endOperation = (labels: OperationLabels, since: number, sql: { statements: number; ms: number }) => {
-    const children = childrenOf(labels);
-    children.operations.inc();
-    children.duration.observe((performance.now() - since) / 1000);
-    children.statements.observe(sql.statements);
-    children.seconds.observe(sql.ms / 1000);
-  };
-  const plugin: Plugin<Context> = {
+  const prometheus = usePrometheus({
+    registry,
+    endpoint: false,
+    metrics: {
+      graphql_envelop_request: createCounter({
+        registry,
+        counter: { name: 'graphql_envelop_request', help: 'GraphQL operations executed', labelNames },
+        fillLabelsFn: fill,
+      }),
+      graphql_envelop_request_duration: createHistogram({
+        registry,
+        histogram: {
+          name: 'graphql_envelop_request_duration',
+          help: 'GraphQL operation duration (parse to result), by operation and root field',
+          labelNames,
+          buckets: REQUEST_SECONDS,
+        },
+        fillLabelsFn: fill,
+      }),
+      graphql_yoga_http_duration: createHistogram({
+        registry,
+        histogram: {
+          name: 'graphql_yoga_http_duration',
+          help: 'HTTP duration of GraphQL requests (no URL label: it may carry caller text)',
+          labelNames: [...labelNames, 'method', 'statusCode'],
+          buckets: REQUEST_SECONDS,
+        },
+        fillLabelsFn: (params, raw: { request: Request; response: Response }) => ({
+          ...labeler.labels(params.document, operationNameOf(raw)),
+          method: boundedLabel(raw.request.method),
+          statusCode: raw.response.status,
+        }),
+      }),
+      graphql_envelop_request_time_summary: false,
+      graphql_envelop_phase_parse: false,
+      graphql_envelop_phase_validate: false,
+      graphql_envelop_phase_context: false,
+      graphql_envelop_phase_execute: false,
+      graphql_envelop_phase_subscribe: false,
+      graphql_envelop_error_result: false,
+      graphql_envelop_deprecated_field: false,
+      graphql_envelop_schema_change: false,
+      graphql_envelop_execute_resolver: false,
+    },
+  });
+  const local: Plugin<Context> = {
     async onRequest({ url, request, fetchAPI, endResponse }) {
-      if (url.pathname !== '/metrics') {
-        started.set(request, performance.now());
-        return;
-      }
+      if (url.pathname !== '/metrics') return;
       const refusal = authenticate ? await refuseNonAdmin(authenticate, request) : null;
       if (refusal) {
         endResponse(
@@ -87,23 +113,15 @@ export function useMetrics(options: MetricsEndpointOptions): Plugin[] {
         }),
       );
     },
-    onParse({ context }) {
-      const { request, params } = context as { request?: Request; params?: { operationName?: unknown } };
-      if (!request) return;
-      return ({ result }) => {
-        if (result instanceof Error || !result || !('kind' in result)) return;
-        const name = typeof params?.operationName === 'string' ? params.operationName : undefined;
-        byRequest.set(request, labeler.labels(result as DocumentNode, name));
-      };
-    },
     onExecute({ args }) {
       const labels = labeler.labels(args.document, args.operationName);
       byRequest.set(args.contextValue.request, labels);
-      const since = performance.now();
       return {
-        onExecuteDone({ result }) {
-          if (!isAsyncIterable(result)) return endOperation(labels, since, args.contextValue.sql);
-          return { onEnd: () => endOperation(labels, since, args.contextValue.sql) };
+        onExecuteDone() {
+          const { statements, ms } = args.contextValue.sql;
+          const sql = sqlChildren(labels);
+          sql.statements.observe(statements);
+          sql.seconds.observe(ms / 1000);
         },
       };
     },
@@ -118,62 +136,17 @@ export function useMetrics(options: MetricsEndpointOptions): Plugin[] {
       }
     },
     onResponse({ request, response }) {
-      const labels = byRequest.get(request);
-      const since = started.get(request);
-      // Parsed requests only (as yoga's plugin): the labels come from the document.
-      if (labels && since !== undefined)
-        httpChild(labels, request.method, response.status).observe((performance.now() - since) / 1000);
       // Refused before parsing (authentication): no result was processed, the status says why.
-      if (response.status === 401 && !labels) errors.inc({ ...NONE, code: 'UNAUTHENTICATED' });
+      if (response.status === 401 && !byRequest.has(request))
+        errors.inc({ ...NONE, code: 'UNAUTHENTICATED' });
     },
   };
-  return [plugin as Plugin];
+  return [local as Plugin, prometheus];
 }
 
-/** The GraphQL metrics of a registry; a second gateway in the process shares them. */
-const byRegistry = new WeakMap<Registry, ReturnType<typeof createGraphqlMetrics>>();
-
-function graphqlMetrics(registry: Registry) {
-  let found = byRegistry.get(registry);
-  if (!found) {
-    found = createGraphqlMetrics(registry);
-    byRegistry.set(registry, found);
-  }
-  return found;
-}
-
-function createGraphqlMetrics(registry: Registry) {
-  const labelNames = ['operationType', 'operationName', 'rootField'] as const;
-  return {
-    operations: new BoundCounter(
-      'graphql_envelop_request',
-      'GraphQL operations executed',
-      labelNames,
-      registry,
-    ),
-    durations: new BoundHistogram(
-      'graphql_envelop_request_duration',
-      'GraphQL operation duration (parse to result), by operation and root field',
-      labelNames,
-      REQUEST_SECONDS,
-      registry,
-    ),
-    http: new BoundHistogram(
-      'graphql_yoga_http_duration',
-      'HTTP duration of GraphQL requests (no URL label: it may carry caller text)',
-      [...labelNames, 'method', 'statusCode'],
-      REQUEST_SECONDS,
-      registry,
-    ),
-  };
-}
-
-interface BoundChildren {
-  operations: CounterChild;
-  duration: HistogramChild;
-  statements: HistogramChild;
-  seconds: HistogramChild;
-  http: Map<string, HistogramChild>;
+function operationNameOf(raw: unknown): string | undefined {
+  const params = (raw as { params?: { operationName?: unknown } } | undefined)?.params;
+  return typeof params?.operationName === 'string' ? params.operationName : undefined;
 }
 
 async function refuseNonAdmin(
@@ -210,9 +183,22 @@ function registeredCounter<L extends string>(
 
 const REQUEST_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** GraphQL spans: one per operation, child of the HTTP request span (see operation-spans.ts). */
+/**
+ * GraphQL spans from the envelop OpenTelemetry plugin: one per operation, child of the HTTP
+ * request span. The document, variables and results are left out: they carry caller text.
+ */
 export function useTracing(): Plugin[] {
-  return activeTracerProvider() ? [useOperationSpans() as Plugin] : [];
+  const provider = activeTracerProvider();
+  if (!provider) return [];
+  return [
+    useOpenTelemetry(
+      { resolvers: false, document: false, variables: false, result: false },
+      provider,
+      SpanKind.INTERNAL,
+      {},
+      'memgate',
+    ) as Plugin,
+  ];
 }
 
 export interface ObservabilityOptions {

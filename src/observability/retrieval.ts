@@ -51,7 +51,7 @@ export function recordChannel(pipeline: Pipeline, channel: string, status: Chann
   const metrics = activeMetrics();
   if (!metrics) return;
   bound(metrics, `${pipeline} ${channel} ${status}`, () =>
-    metrics.channelDuration.child({ pipeline, channel, status }),
+    metrics.channelDuration.labels({ pipeline, channel, status }),
   ).observe(ms / 1000);
   if (status !== 'ok') metrics.channelFailures.inc({ pipeline, channel, reason: status });
 }
@@ -121,7 +121,7 @@ export class StageTrace {
     const metrics = activeMetrics();
     const stage = this.name;
     if (metrics)
-      bound(metrics, `stage ${stage}`, () => metrics.stageDuration.child({ stage })).observe(
+      bound(metrics, `stage ${stage}`, () => metrics.stageDuration.labels({ stage })).observe(
         (performance.now() - this.started) / 1000,
       );
     this.span?.end();

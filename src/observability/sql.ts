@@ -48,8 +48,8 @@ function boundMetrics(info: StatementInfo, metrics: Metrics): NonNullable<Statem
     const labels = { statement: info.name };
     info.bound = {
       metrics,
-      duration: metrics.sqlDuration.child(labels),
-      rows: metrics.sqlRows.child(labels),
+      duration: metrics.sqlDuration.labels(labels),
+      rows: metrics.sqlRows.labels(labels),
     };
   }
   return info.bound;

@@ -1,5 +1,3 @@
-import { Counter, Histogram, Registry } from 'prom-client';
-import { BoundCounter, BoundHistogram } from '../../src/observability/bound-metrics.js';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { Mutex } from '../../src/db/mutex.js';
@@ -81,48 +79,3 @@ describe('Mutex', () => {
     expect(waits).toHaveLength(3);
   });
 });
-
-describe('bound metrics', () => {
-  it('export the same text as prom-client for the same observations', async () => {
-    const ours = new Registry();
-    const theirs = new Registry();
-    const buckets = [0.001, 0.01, 0.1, 1];
-    const labelNames = ['op', 'status'] as const;
-    const histogram = new BoundHistogram('h_seconds', 'help h', labelNames, buckets, ours);
-    const counter = new BoundCounter('c_total', 'help c', labelNames, ours);
-    const reference = new Histogram({
-      name: 'h_seconds',
-      help: 'help h',
-      labelNames,
-      buckets,
-      registers: [theirs],
-    });
-    const referenceCounter = new Counter({
-      name: 'c_total',
-      help: 'help c',
-      labelNames,
-      registers: [theirs],
-    });
-    const observations: [string, number, number][] = [
-      ['a', 200, 0.0005],
-      ['a', 200, 0.05],
-      ['b', 400, 3],
-      ['a', 200, 0.01],
-    ];
-    const bound = histogram.child({ op: 'a', status: 200 });
-    for (const [op, status, value] of observations) {
-      if (op === 'a') bound.observe(value);
-      else histogram.observe({ op, status }, value);
-      counter.child({ op, status }).inc(2);
-      reference.observe({ op, status }, value);
-      referenceCounter.inc({ op, status }, 2);
-    }
-    const lines = async (r: Registry) => (await r.metrics()).split('\n').map(sortLabels).sort();
-    expect(await lines(ours)).toEqual(await lines(theirs));
-  });
-});
-
-/** Prometheus does not care about label order; prom-client puts `le` first. */
-function sortLabels(line: string): string {
-  return line.replace(/\{([^}]*)\}/, (_, inner: string) => `{${inner.split(',').sort().join(',')}}`);
-}
