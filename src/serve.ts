@@ -31,7 +31,12 @@ export async function serve(config: Config): Promise<void> {
       loopbackOnly: !config.tokensFile,
     }),
   });
-  attachWebSockets(server, { gateway: app.gateway, authenticate: app.authenticate, logger });
+  attachWebSockets(server, {
+    gateway: app.gateway,
+    authenticate: app.authenticate,
+    logger,
+    maxPayloadBytes: config.maxBodyBytes,
+  });
   try {
     await listenOn(server, config);
   } catch (error) {

@@ -103,6 +103,10 @@ export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
     renderGraphiQL: async (graphiqlOptions) =>
       (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiqlOptions),
     logging: false,
+    // Bodies are bounded before yoga sees them: http.ts reads at most MEMGATE_MAX_BODY_BYTES and
+    // WebSocket messages are capped at the same size. yoga's own limit would pipe every body
+    // through a TransformStream again (tens of microseconds a request).
+    maxRequestBodySize: false,
     // Authenticated in onRequestParse (useAuthentication); each request gets its own principal.
     context: ({ request }) => {
       const principal = authenticatedPrincipal(request);

@@ -11,6 +11,8 @@ export interface WebSocketOptions {
   authenticate: Authenticate;
   logger: Logger;
   path?: string;
+  /** The largest message accepted (ws's default is 100 MiB): the gateway's body limit. */
+  maxPayloadBytes?: number;
 }
 
 /** Any operation parses to this; the real one travels in rootValue and runs through yoga. */
@@ -30,7 +32,8 @@ interface RelayRoot {
  */
 export function attachWebSockets(server: Server, options: WebSocketOptions): WebSocketServer {
   const path = options.path ?? '/graphql';
-  const wss = new WebSocketServer({ server, path });
+  // A message is one operation: no larger than an HTTP body may be (yoga does not check it again).
+  const wss = new WebSocketServer({ server, path, maxPayload: options.maxPayloadBytes });
   useServer<Record<string, unknown> | undefined, { authorization: string | null }>(
     {
       onConnect: async (ctx) => {

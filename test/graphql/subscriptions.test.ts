@@ -241,6 +241,14 @@ describe('memoryChanged', () => {
     });
     expect(closed).toBe(4403);
 
+    // A message is bounded like an HTTP body (MEMGATE_MAX_BODY_BYTES): yoga does not check again.
+    const tooLarge = await new Promise<number>((resolve) => {
+      const socket = new WebSocket(gw.url.replace(/^http/, 'ws'), 'graphql-transport-ws');
+      socket.on('open', () => socket.send('x'.repeat(gw.app.deps.config.maxBodyBytes + 1)));
+      socket.on('close', (code) => resolve(code));
+    });
+    expect(tooLarge).toBe(1009);
+
     for (const open of Object.values(TRANSPORTS)) {
       const { value } = await open(gw.url, tokens.outsider!, { ns: 'acme' }).next();
       expect(value!.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');

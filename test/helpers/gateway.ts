@@ -72,7 +72,12 @@ export async function startTestGateway(
       loopbackOnly: !config.tokensFile,
     }),
   });
-  attachWebSockets(server, { gateway: app.gateway, authenticate: app.authenticate, logger: app.deps.logger });
+  attachWebSockets(server, {
+    gateway: app.gateway,
+    authenticate: app.authenticate,
+    logger: app.deps.logger,
+    maxPayloadBytes: config.maxBodyBytes,
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}/graphql`;
