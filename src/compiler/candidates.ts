@@ -67,6 +67,8 @@ export interface Candidate {
   distance: number | null;
   /** Strings an exact identifier in the query may name (keys, ids). */
   identifiers: string[];
+  /** Entities the query names that this item is linked to (the entity-name bonus). */
+  namedEntities: string[];
   /** Entity keys this item is about (for multi-hop and sources). */
   entityKeys: string[];
   source: SourceRefValue | null;

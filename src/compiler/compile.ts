@@ -80,6 +80,7 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
     queryVector: queried.queryVector ? `[${queried.queryVector.join(',')}]` : null,
     visibleScopes,
     scopes: plan.relevanceScopes,
+    query: plan.hasQuery ? plan.query : null,
   });
   // The hits seed the anchored channels; they are read first only when a floor or relevance
   // scopes may reject some (else they are read once, with the rest of the union).

@@ -15,6 +15,8 @@ const ZERO_SIGNALS: ScoreSignals = {
   rrf: 0,
   channels: [],
   exactId: 0,
+  entity: 0,
+  entities: [],
   scope: 0,
   current: 0,
   evidence: 0,

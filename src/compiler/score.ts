@@ -46,6 +46,7 @@ export function signalContext(plan: CompilePlan, requestedScopes: readonly strin
   return {
     scopes: requestedScopes,
     asOf: plan.asOf,
+    hasQuery: plan.hasQuery,
     identifiers: new Set([
       ...queryIdentifiers(plan.query),
       ...extractIdentifiers(plan.query, 32).map((t) => t.toLowerCase()),

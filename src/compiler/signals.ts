@@ -9,6 +9,10 @@ export interface ScoreSignals {
   rrf: number;
   channels: ChannelHit[];
   exactId: number;
+  /** The entity-name bonus: the item is linked to an entity the query names. */
+  entity: number;
+  /** Keys of the entities the query names that the item is linked to. */
+  entities: string[];
   scope: number;
   current: number;
   evidence: number;
@@ -30,6 +34,8 @@ export interface SignalContext {
   asOf: Date;
   /** Identifier-like tokens of the query (see queryIdentifiers). */
   identifiers: ReadonlySet<string>;
+  /** The read has a query: freshness only breaks ties of relevance. */
+  hasQuery?: boolean;
 }
 
 const DAY_MS = 86_400_000;
@@ -44,10 +50,12 @@ export function scoreCandidate(
   const namesIdentifier = candidate.identifiers.some((id) => ctx.identifiers.has(id.toLowerCase()));
   const bonuses = scoreBonuses({
     exactId: foundExact || namesIdentifier,
+    namedEntity: candidate.namedEntities.length > 0,
     scopeMatch: ctx.scopes.length > 0 && candidate.scopes.some((s) => ctx.scopes.includes(s)),
     currentFact: candidate.kind === 'fact' && candidate.currentFact,
     evidenceRank: candidate.kind === 'fact' ? candidate.evidenceRank : 0,
     ageDays: candidate.time ? (ctx.asOf.getTime() - candidate.time.getTime()) / DAY_MS : null,
+    withQuery: ctx.hasQuery === true,
   });
   const rrf = fused?.rrf ?? 0;
   return {
@@ -57,6 +65,8 @@ export function scoreCandidate(
       rrf,
       channels: fused?.channels ?? [],
       exactId: bonuses.exactId,
+      entity: bonuses.namedEntity,
+      entities: candidate.namedEntities,
       scope: bonuses.scopeMatch,
       current: bonuses.currentFact,
       evidence: bonuses.evidence,

@@ -39,11 +39,14 @@ const QUERY = new Set<CompilerChannel>(QUERY_CHANNELS);
 
 /**
  * The recent channel's weight when the request has a query: recency breaks ties among relevant
- * items instead of competing with relevance. At the full weight the newest turns, barely
- * matched, outranked the best match of every question (LoCoMo dev, pack MRR 0.19 against
- * search's 0.47); at this weight a recent item must be about as relevant as the best match.
+ * items instead of competing with relevance — the rule freshness follows (fusion.ts,
+ * freshnessMaxWithQuery): its first rank, 0.002 / 61 ≈ 0.00003, stays below one rank step of
+ * a query channel, so recent items fill what room the matches leave. At the full weight the
+ * newest turns, barely matched, outranked the best match of every question (LoCoMo dev, pack
+ * MRR 0.19 against search's 0.47); at 0.1 they still displaced matches (pack MRR 0.511
+ * against search's 0.529, lower on both halves of the split).
  */
-export const RECENT_WEIGHT_WITH_QUERY = 0.1;
+export const RECENT_WEIGHT_WITH_QUERY = 0.002;
 
 /**
  * The channels and weights of `strategy`. `vectorWeight` is the weight that fits the configured

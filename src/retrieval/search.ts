@@ -2,6 +2,7 @@ import type { Queryable } from '../db/database.js';
 import type { Embedder } from '../providers/embedder.js';
 import type { Llm } from '../providers/llm.js';
 import type { ChunkRow } from '../store/chunk-store.js';
+import { type NamedMention, queryNamedMentions } from '../store/entity-link-store.js';
 import { ChannelRunner } from './channel-runner.js';
 import { exactChannel } from './channels/exact.js';
 import { chunkKey, parseChunkKey } from './candidate-ref.js';
@@ -62,6 +63,10 @@ export interface SearchHitResult {
   rrf: number;
   /** The exact-identifier bonus (+0.010) when the text contains an identifier of the query. */
   exactIdBonus: number;
+  /** The entity-name bonus (+0.004) when the hit's observation is linked to an entity the query names. */
+  entityBonus: number;
+  /** Keys of the entities the query names that the hit's observation is linked to. */
+  namedEntities: string[];
   /** LLM relevance 0–1 when rerank ran and succeeded; null otherwise. */
   rerankScore: number | null;
   /** Every channel that found the chunk: its 0-based rank and raw score there. */
@@ -137,11 +142,15 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
     ranked = fuseLists(lists, s);
   }
 
-  // The channels already return each chunk's node, so the graph walk does not wait for the
-  // rows: both run at once (they overlap on PostgreSQL).
-  const head = ranked.slice(0, poolSize);
+  // The channels already return each chunk's node, so the graph walk, the rows and the
+  // entity-name lookup do not wait for each other: they run at once (they overlap on
+  // PostgreSQL). The lookup covers a channel's worth of candidates, so that its bonus can lift
+  // one from below the cut; the rows are read for the same window.
+  const window =
+    query === '' ? poolSize : Math.max(poolSize, candidatePool(request.k, request.namespaces.length));
+  const head = ranked.slice(0, window);
   const seeds = distinctNodes(head.slice(0, Math.min(request.k, s.graph.seeds)));
-  const [rows, neighbors] = await Promise.all([
+  const [rows, neighbors, named] = await Promise.all([
     ctx.loadChunks(head.map((r) => parseChunkKey(r.id))),
     s.graph.enabled && request.hops > 0 && seeds.length > 0
       ? runner.run('graph', s.graph.weight, () =>
@@ -157,10 +166,25 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
           }),
         )
       : Promise.resolve([]),
+    // Only observations are linked to entities: without one in the window, no statement.
+    query === '' || !head.some((r) => r.observationText)
+      ? Promise.resolve([])
+      : runner.run('entity_names', 0, () =>
+          queryNamedMentions(ctx.db, {
+            observations: head
+              .filter((r) => r.observationText)
+              .map((r) => ({ namespace: r.namespace, observationId: r.nodeKey })),
+            query,
+            visibleScopes: ctx.visibleScopes,
+          }),
+        ),
   ]);
-  const found = head
-    .map((r, i) => ({ ...r, chunk: rows[i] ?? null }))
-    .filter((r): r is RankedId & { chunk: ChunkRow } => r.chunk !== null);
+  const found = withEntityBonus(
+    head
+      .map((r, i) => ({ ...r, chunk: rows[i] ?? null }))
+      .filter((r): r is RankedId & { chunk: ChunkRow } => r.chunk !== null),
+    named,
+  ).slice(0, poolSize);
 
   const report: RerankReport = { requested: rerankWanted, applied: false, reason: null, ms: 0 };
   let hits: SearchHitResult[] = found.slice(0, request.k).map((r) => toHit(r, null));
@@ -185,7 +209,32 @@ interface RankedId {
   rrf: number;
   score: number;
   exactIdBonus: number;
+  entityBonus?: number;
+  namedEntities?: string[];
+  /** The chunk is an observation's own text (its node is the observation). */
+  observationText?: boolean;
   channels: ChannelHit[];
+}
+
+/**
+ * The entity-name bonus: a hit whose observation is linked to an entity the query names gains
+ * it, and the list is sorted again (stable, so equal scores keep the fused order).
+ */
+function withEntityBonus<T extends RankedId & { chunk: ChunkRow }>(
+  found: T[],
+  mentions: readonly NamedMention[],
+): T[] {
+  if (mentions.length === 0) return found;
+  const named = new Map(mentions.map((m) => [`${m.namespace}\u0000${m.observationId}`, m.keys]));
+  return found
+    .map((r) => {
+      const keys = r.chunk.observationId
+        ? (named.get(`${r.namespace}\u0000${r.chunk.observationId}`) ?? [])
+        : [];
+      const entityBonus = scoreBonuses({ namedEntity: keys.length > 0 }).namedEntity;
+      return { ...r, score: r.score + entityBonus, entityBonus, namedEntities: keys };
+    })
+    .sort((a, b) => b.score - a.score);
 }
 
 type ChannelLists = Map<string, ChunkCandidate[]>;
@@ -288,6 +337,7 @@ function fuseLists(
         id: f.id,
         namespace: c.namespace,
         nodeKey: c.nodeKey,
+        observationText: c.observationText === true,
         rrf: f.rrf,
         score: f.rrf + exactIdBonus,
         exactIdBonus,
@@ -364,6 +414,8 @@ function toHit(r: RankedId & { chunk: ChunkRow }, rerankScore: number | null): S
     score: r.score,
     rrf: r.rrf,
     exactIdBonus: r.exactIdBonus,
+    entityBonus: r.entityBonus ?? 0,
+    namedEntities: r.namedEntities ?? [],
     rerankScore,
     channels: r.channels,
   };

@@ -10,6 +10,7 @@
 import type { Queryable } from '../db/database.js';
 import type { EvidenceClass } from '../domain/evidence.js';
 import { DOCUMENT_LINK_ORIGIN } from './document-store.js';
+import { namedIn } from './entity-link-store.js';
 import {
   factHeld,
   factVisible,
@@ -39,6 +40,8 @@ export interface CandidateReadContext {
   visibleScopes: string[] | null;
   /** Relevance scopes requested; null = no relevance filter. */
   scopes: string[] | null;
+  /** The query text: entities it names are matched against each observation's links; null = none. */
+  query?: string | null;
 }
 
 export interface CandidatePairs {
@@ -64,6 +67,8 @@ export interface ChunkCandidateRow {
   nodeTitle: string | null;
   distance: number | null;
   relevant: boolean;
+  /** Entities the query names that the chunk's observation is linked to (null: none). */
+  namedEntities: string[] | null;
 }
 
 export type FactVerdict =
@@ -109,6 +114,8 @@ export interface ObservationCandidateRow {
   pii: boolean;
   distance: number | null;
   relevant: boolean;
+  /** Entities the query names that the observation is linked to (null: none). */
+  namedEntities: string[] | null;
 }
 
 export interface EntityCandidateRow {
@@ -150,6 +157,19 @@ export interface CandidateTarget {
 
 export type CandidateTargets = Partial<Record<keyof CandidatePairs, CandidateTarget>>;
 
+/**
+ * The entities the query names among those `alias`'s observation is linked to (the
+ * entity-name bonus): mentions by (namespace, observation_id), entities by primary key.
+ */
+function namedEntitiesOf(alias: string, ctx: CandidateReadContext): SqlFragment {
+  if (!ctx.query || ctx.query.trim() === '') return raw('NULL::text[]');
+  const a = raw(alias);
+  return sql`(SELECT array_agg(m.entity_key ORDER BY m.entity_key) FROM mentions m
+              JOIN entities e ON e.namespace = m.namespace AND e.key = m.entity_key
+              WHERE m.namespace = ${a}.namespace AND m.observation_id = ${a}.observation_id
+                AND ${visible('e', ctx.visibleScopes)} AND ${namedIn('e', ctx.query)})`;
+}
+
 function chunkRows(t: CandidateTarget, s: Shared, ctx: CandidateReadContext): SqlFragment {
   return sql`SELECT c.namespace, c.chunk_id AS "chunkId", c.node_key AS "nodeKey", c.kind, c.title, c.heading,
             left(c.text, ${raw(String(MAX_CANDIDATE_TEXT))}) AS text, c.source_path AS "sourcePath", c.scopes,
@@ -157,7 +177,8 @@ function chunkRows(t: CandidateTarget, s: Shared, ctx: CandidateReadContext): Sq
             (SELECT e.title FROM entities e
               WHERE e.namespace = c.namespace AND e.key = c.node_key AND ${visible('e', ctx.visibleScopes)}) AS "nodeTitle",
             (c.embedding <=> ${s.vector}::vector)::float8 AS distance,
-            ${relevant('c', ctx.scopes)} AS relevant
+            ${relevant('c', ctx.scopes)} AS relevant,
+            ${namedEntitiesOf('c', ctx)} AS "namedEntities"
      FROM chunks c
      WHERE ${inNamespaces('c', t.namespaces)} AND c.chunk_id = ANY(${t.ids})
        AND ${visible('c', ctx.visibleScopes)}`;
@@ -197,7 +218,8 @@ function observationRows(t: CandidateTarget, s: Shared, ctx: CandidateReadContex
             (SELECT min(c.embedding <=> ${s.vector}::vector)::float8 FROM chunks c
               WHERE ${s.vector}::vector IS NOT NULL AND c.namespace = o.namespace AND c.observation_id = o.observation_id
                 AND ${visible('c', ctx.visibleScopes)}) AS distance,
-            ${relevant('o', ctx.scopes)} AS relevant
+            ${relevant('o', ctx.scopes)} AS relevant,
+            ${namedEntitiesOf('o', ctx)} AS "namedEntities"
      FROM observations o
      WHERE ${inNamespaces('o', t.namespaces)} AND o.observation_id = ANY(${t.ids})
        AND ${visible('o', ctx.visibleScopes)} AND o.status <> 'REDACTED'`;

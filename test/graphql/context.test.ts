@@ -63,7 +63,7 @@ function expectWellFormed(pack: Pack, budget: number) {
     if (item.kind === 'current') continue;
     const r = item.signals;
     expect(item.score).toBeCloseTo(
-      r.rrf + r.exactId + r.scope + r.current + r.evidence + r.freshness + r.newer,
+      r.rrf + r.exactId + r.entity + r.scope + r.current + r.evidence + r.freshness + r.newer,
       12,
     );
     expect(item.tokenEstimate).toBeGreaterThan(0);
@@ -198,7 +198,7 @@ describe('context: the ContextPack over HTTP', () => {
       }
       expect(trace.channels.graph!.weight).toBe(0.7);
       // With a query, recency breaks ties instead of competing with relevance.
-      expect(trace.channels.recent!.weight).toBe(0.1);
+      expect(trace.channels.recent!.weight).toBe(0.002);
       expect(trace.channels.facts!.weight).toBe(1);
       expect(trace.channels.lexical!.weight).toBe(1);
     });

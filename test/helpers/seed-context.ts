@@ -17,6 +17,8 @@ export interface PackItem {
   signals: {
     rrf: number;
     exactId: number;
+    entity: number;
+    entities: string[];
     scope: number;
     current: number;
     evidence: number;
@@ -46,7 +48,7 @@ export interface Pack {
 }
 
 const ITEM = `kind id namespace text title sourcePath score tokenEstimate conflict
-  signals { rrf exactId scope current evidence freshness newer channels { channel rank score } }`;
+  signals { rrf exactId entity entities scope current evidence freshness newer channels { channel rank score } }`;
 
 export const CONTEXT_QUERY = /* GraphQL */ `
   query Context($input: ContextInput!) {

@@ -76,9 +76,23 @@ describe('scoreBonuses', () => {
     expect(scoreBonuses({ ageDays: null }).freshness).toBe(0);
   });
 
+  it('with a query, freshness only breaks ties: below one rank step of a channel list', () => {
+    const fresh = scoreBonuses({ ageDays: 0, withQuery: true }).freshness;
+    expect(fresh).toBe(0.00003);
+    expect(fresh).toBeLessThan(1 / (60 + 63) - 1 / (60 + 64));
+    expect(scoreBonuses({ ageDays: 14, withQuery: true }).freshness).toBeCloseTo(0.000015, 12);
+  });
+
+  it('adds the entity-name bonus when the item is linked to an entity the query names', () => {
+    const b = scoreBonuses({ namedEntity: true });
+    expect(b.namedEntity).toBe(0.004);
+    expect(b.total).toBe(0.004);
+  });
+
   it('gives nothing for absent signals', () => {
     expect(scoreBonuses({})).toEqual({
       exactId: 0,
+      namedEntity: 0,
       scopeMatch: 0,
       currentFact: 0,
       evidence: 0,

@@ -21,6 +21,8 @@ function scored(id: string, text: string, minutes: number, score: number, channe
       rrf: score,
       channels: [{ channel, rank: 0, score: null }],
       exactId: 0,
+      entity: 0,
+      entities: [],
       scope: 0,
       current: 0,
       evidence: 0,

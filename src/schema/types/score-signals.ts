@@ -12,6 +12,17 @@ export const ScoreSignalsRef = builder.objectRef<ScoreSignals>('ScoreSignals').i
     exactId: t.exposeFloat('exactId', {
       description: '+0.010 when the item matches an identifier of the query.',
     }),
+    entity: t.float({
+      description:
+        '+0.004 when the item is linked (actor, subject or a mention in its text) to an entity the query names ' +
+        'by title, alias or key.',
+      // Traces written before this signal existed carry no value: 0.
+      resolve: (s) => s.entity ?? 0,
+    }),
+    entities: t.stringList({
+      description: 'Keys of the entities the query names that the item is linked to.',
+      resolve: (s) => s.entities ?? [],
+    }),
     scope: t.exposeFloat('scope', { description: '+0.004 when the item carries a requested scope.' }),
     current: t.exposeFloat('current', { description: '+0.003 for a fact whose interval is still open.' }),
     evidence: t.exposeFloat('evidence', { description: '+0.002 per evidence rank of a fact (ASSERTED 3).' }),

@@ -2,6 +2,7 @@ import type { SearchHitResult } from '../../retrieval/search.js';
 import { builder } from '../builder.js';
 import { ChannelRankRef } from './channel-rank.js';
 import { ChunkRef } from './chunk.js';
+import { ScoreSignalsRef } from './score-signals.js';
 
 export const SearchHitRef = builder.objectRef<SearchHitResult>('SearchHit').implement({
   description: 'A found fragment, with how each channel ranked it.',
@@ -15,6 +16,29 @@ export const SearchHitRef = builder.objectRef<SearchHitResult>('SearchHit').impl
     exactIdBonus: t.float({
       description: 'The exact-identifier bonus (0.010) when the text contains an identifier of the query.',
       resolve: (h) => h.exactIdBonus,
+    }),
+    entityBonus: t.float({
+      description:
+        'The entity-name bonus (0.004) when the hit’s observation is linked to an entity the query names.',
+      resolve: (h) => h.entityBonus,
+    }),
+    signals: t.field({
+      type: ScoreSignalsRef,
+      description:
+        'Every term of score, as context items report them: search adds the exact-identifier and entity-name ' +
+        'bonuses to RRF (the other bonuses are the context compiler’s and are 0 here).',
+      resolve: (h) => ({
+        rrf: h.rrf,
+        channels: h.channels,
+        exactId: h.exactIdBonus,
+        entity: h.entityBonus,
+        entities: h.namedEntities,
+        scope: 0,
+        current: 0,
+        evidence: 0,
+        freshness: 0,
+        newer: 0,
+      }),
     }),
     rerankScore: t.float({
       nullable: true,
