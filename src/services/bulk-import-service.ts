@@ -8,6 +8,7 @@ import {
   insertObservationsBulk,
   vectorIndexState,
 } from '../store/bulk-store.js';
+import { findContextWindow } from '../store/context-index-store.js';
 import { findEntitiesByKeys } from '../store/entity-store.js';
 import { findRecordedObservations } from '../store/observation-store.js';
 import { type WritePayload, type WriteResult, rejected, toPayload } from './batch.js';
@@ -17,10 +18,12 @@ import {
   ObservationService,
   type ObservationInput,
   collision,
+  deriveObservationIndex,
   draftOf,
   duplicateOf,
   observationInputSchema,
   screenObservation,
+  withBatchContext,
 } from './observation-service.js';
 import type { RequestScope } from './request-scope.js';
 import { chunkLanguageFor } from './text-search-service.js';
@@ -147,13 +150,18 @@ export class BulkImportService {
     const language = await chunkLanguageFor(this.scope, ns);
     const drafts = fresh.map((c) => draftOf(c.index, c.id, c.input, now, names, language));
     await this.embed(drafts);
+    // Indexed as the online path indexes: turns with their neighbours, linked to their entities
+    // (both bounded by the batch: only the new turns' neighbourhoods are re-read).
+    await withBatchContext(drafts, await findContextWindow(this.scope.db, ns));
     const inserted = await this.scope.db.transaction('importObservations', async (tx) => {
       await tx.query(`SET LOCAL statement_timeout = '10min'`);
-      return insertObservationsBulk(
+      const ids = await insertObservationsBulk(
         tx,
         ns,
         drafts.map((d) => ({ row: d.row, node: d.node, chunks: d.chunks })),
       );
+      await deriveObservationIndex(tx, ns, drafts, ids);
+      return ids;
     });
     const raced = drafts.filter((d) => !inserted.has(d.id));
     const after = await findRecordedObservations(

@@ -1,5 +1,7 @@
 import type { Database, Queryable } from '../db/database.js';
 import type { ObservationChunkWrite, ObservationNodeWrite, ObservationWrite } from './observation-store.js';
+import { contextualChunkColumns, windowCte } from './context-index-store.js';
+import { param, run, sql } from './sql.js';
 
 /**
  * The bulk import path: a batch is staged with COPY into temporary tables and moved into the
@@ -28,9 +30,9 @@ const STAGE_OBSERVATIONS = `/* bulkStageObservationsTable */
 
 const STAGE_CHUNKS = `/* bulkStageChunksTable */
   CREATE TEMP TABLE bulk_chunks (
-    node_key text, ord int, kind text, title text, heading text, text text, search_text text, ts_config text,
-    source_path text, meta jsonb, scopes text[], visibility text[], observation_id text, occurred_at timestamptz,
-    pii boolean, pii_categories text[], seq int
+    node_key text, ord int, kind text, title text, heading text, text text, search_text text,
+    own_search_text text, ts_config text, source_path text, meta jsonb, scopes text[], visibility text[],
+    observation_id text, occurred_at timestamptz, pii boolean, pii_categories text[], seq int
   ) ON COMMIT DROP`;
 
 // Vectors travel in COPY's binary form: PGlite parses vector text at ~0.3 ms a vector.
@@ -81,21 +83,34 @@ export async function insertObservationsBulk(
        FROM bulk_observations b JOIN inserted i USING (observation_id)
        WHERE b.node_title IS NOT NULL
        ON CONFLICT (namespace, key) DO NOTHING
-     ),
-     chunk_rows AS (
-       INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config,
-                           source_path, meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories,
-                           embedding)
-       SELECT $1, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.ts_config::regconfig,
-              c.source_path, c.meta, c.scopes, c.visibility, c.observation_id, c.occurred_at, c.pii,
-              c.pii_categories, v.embedding
-       FROM bulk_chunks c JOIN inserted i USING (observation_id) LEFT JOIN bulk_vectors v USING (seq)
-       ON CONFLICT (namespace, node_key, ord) DO NOTHING
      )
      SELECT observation_id AS id FROM inserted`,
     [namespace],
   );
-  return new Set(rows.map((r) => r.id));
+  const ids = rows.map((r) => r.id);
+  if (chunks.length > 0 && ids.length > 0) {
+    // A statement of its own: the contextual text reads the batch's observations, which a CTE
+    // of the statement that inserts them could not see.
+    const ns = param(namespace);
+    const context = contextualChunkColumns(ns, 'c');
+    await run(
+      tx,
+      sql`/* bulkInsertChunks */
+       WITH ${windowCte(ns)}
+       INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, own_search_text,
+                           ts_config, source_path, meta, scopes, visibility, observation_id, occurred_at, pii,
+                           pii_categories, embedding)
+       SELECT ${ns}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, ${context.searchText}, ${context.ownText},
+              c.ts_config::regconfig,
+              c.source_path, c.meta, c.scopes, c.visibility, c.observation_id, c.occurred_at, c.pii,
+              c.pii_categories, v.embedding
+       FROM bulk_chunks c JOIN unnest(${ids}::text[]) AS i(observation_id) USING (observation_id)
+       LEFT JOIN bulk_vectors v USING (seq)
+       ${context.joins}
+       ON CONFLICT (namespace, node_key, ord) DO NOTHING`,
+    );
+  }
+  return new Set(ids);
 }
 
 export type VectorIndexState = 'VALID' | 'INVALID' | 'MISSING';
@@ -219,6 +234,7 @@ function chunkLine(c: ObservationChunkWrite, seq: number): string {
     copyText(c.heading),
     copyText(c.text),
     copyText(c.searchText),
+    copyText(c.ownSearchText ?? null),
     copyText(c.tsConfig),
     copyText(c.sourcePath),
     copyJson(c.meta ?? {}),

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { raw, run, sql } from './sql.js';
+import { type Param, type SqlFragment, param, raw, run, sql } from './sql.js';
 
 /**
  * Contextual indexing: a short observation of a session (or stream) is indexed with the text of
@@ -46,45 +46,34 @@ export async function indexObservationContext(
   observationIds: readonly string[] | null,
 ): Promise<number> {
   if (observationIds !== null && observationIds.length === 0) return 0;
-  const ids = observationIds === null ? null : [...observationIds];
-  const own = raw('coalesce(c.own_search_text, c.search_text)');
   const { rowCount } = await run(
     q,
-    sql`/* indexObservationContext */
-     WITH win AS MATERIALIZED (
+    observationIds === null
+      ? rebuildSessions(namespace)
+      : rebuildNeighbourhoods(namespace, [...observationIds]),
+  );
+  return rowCount;
+}
+
+/** The namespace's window as a CTE named `win` (previous, next). */
+export const windowCte = (namespace: unknown): SqlFragment => sql`win AS MATERIALIZED (
        SELECT coalesce(s.context_previous, ${DEFAULT_CONTEXT_WINDOW.previous}::int) AS previous,
               coalesce(s.context_next, ${DEFAULT_CONTEXT_WINDOW.next}::int) AS next
        FROM (SELECT 1) one LEFT JOIN namespace_settings s ON s.namespace = ${namespace}
-     ), sessions AS MATERIALIZED (
-       SELECT DISTINCT o.session_id FROM observations o
-       WHERE o.namespace = ${namespace} AND o.session_id IS NOT NULL
-         AND (${ids}::text[] IS NULL OR o.observation_id = ANY(${ids}::text[]))
-     ), ordered AS MATERIALIZED (
-       SELECT o.observation_id, o.session_id, o.visibility,
-              CASE WHEN o.status = 'REDACTED' THEN NULL ELSE left(o.content, ${NEIGHBOUR_CHARS}) END AS lent,
-              length(o.content) <= ${SHORT_OBSERVATION_CHARS} AND o.status <> 'REDACTED' AS short,
-              (${ids}::text[] IS NULL OR o.observation_id = ANY(${ids}::text[])) AS touched,
-              row_number() OVER (PARTITION BY o.session_id ORDER BY o.occurred_at, o.observation_id) AS pos
-       FROM observations o JOIN sessions s ON s.session_id = o.session_id
-       WHERE o.namespace = ${namespace} AND o.content IS NOT NULL
-     ), affected AS MATERIALIZED (
-       -- A turn's index changes when a touched turn lies inside its window.
-       SELECT DISTINCT a.observation_id, a.session_id, a.visibility, a.pos
-       FROM ordered a CROSS JOIN win
-       JOIN ordered t ON t.session_id = a.session_id AND t.touched
-                     AND t.pos BETWEEN a.pos - win.previous AND a.pos + win.next
-       WHERE a.short
-     ), contexts AS (
-       SELECT a.observation_id, string_agg(n.lent, E'\n' ORDER BY n.pos) AS neighbours,
-              bool_or(win.previous + win.next > 0) AS windowed
-       FROM affected a CROSS JOIN win
-       LEFT JOIN ordered n ON n.session_id = a.session_id AND n.pos <> a.pos
-                          AND n.pos BETWEEN a.pos - win.previous AND a.pos + win.next
-                          AND n.lent IS NOT NULL
-                          AND (cardinality(n.visibility) = 0
-                               OR (cardinality(a.visibility) > 0 AND a.visibility <@ n.visibility))
-       GROUP BY a.observation_id
-     ), target AS (
+     )`;
+
+/** What a neighbour lends (nothing once redacted) and whether a turn is short enough to take. */
+const LENT = raw(`CASE WHEN o.status = 'REDACTED' THEN NULL ELSE left(o.content, ${NEIGHBOUR_CHARS}) END`);
+const SHORT_TURN = (o: string) =>
+  raw(`length(${o}.content) <= ${SHORT_OBSERVATION_CHARS} AND ${o}.status <> 'REDACTED'`);
+/** A neighbour lends its text only when everyone who may see turn `a` may see it too. */
+const SEEN_BY_ALL = raw(`(cardinality(n.visibility) = 0
+                               OR (cardinality(a.visibility) > 0 AND a.visibility <@ n.visibility))`);
+
+/** The chunk update both rebuilds end with, from a CTE `contexts(observation_id, neighbours, windowed)`. */
+function updateChunks(namespace: unknown) {
+  const own = raw('coalesce(c.own_search_text, c.search_text)');
+  return sql`target AS (
        SELECT c.chunk_id,
               CASE WHEN x.windowed THEN ${own} END AS own_text,
               CASE WHEN x.windowed
@@ -98,9 +87,103 @@ export async function indexObservationContext(
      SET search_text = t.search_text, own_search_text = t.own_text
      FROM target t
      WHERE c.namespace = ${namespace} AND c.chunk_id = t.chunk_id
-       AND (c.search_text IS DISTINCT FROM t.search_text OR c.own_search_text IS DISTINCT FROM t.own_text)`,
-  );
-  return rowCount;
+       AND (c.search_text IS DISTINCT FROM t.search_text OR c.own_search_text IS DISTINCT FROM t.own_text)`;
+}
+
+/** Every session of the namespace, numbered whole (a window change, `memgate reindex`). */
+function rebuildSessions(namespace: string) {
+  return sql`/* indexObservationContext */
+     WITH ${windowCte(namespace)}, ordered AS MATERIALIZED (
+       SELECT o.observation_id, o.session_id, o.visibility, ${LENT} AS lent, ${SHORT_TURN('o')} AS short,
+              row_number() OVER (PARTITION BY o.session_id ORDER BY o.occurred_at, o.observation_id) AS pos
+       FROM observations o
+       WHERE o.namespace = ${namespace} AND o.session_id IS NOT NULL AND o.content IS NOT NULL
+     ), contexts AS (
+       SELECT a.observation_id, string_agg(n.lent, E'\n' ORDER BY n.pos) AS neighbours,
+              bool_or(win.previous + win.next > 0) AS windowed
+       FROM ordered a CROSS JOIN win
+       LEFT JOIN ordered n ON n.session_id = a.session_id AND n.pos <> a.pos
+                          AND n.pos BETWEEN a.pos - win.previous AND a.pos + win.next
+                          AND n.lent IS NOT NULL AND ${SEEN_BY_ALL}
+       WHERE a.short
+       GROUP BY a.observation_id
+     ), ${updateChunks(namespace)}`;
+}
+
+/** One session's turns (with content) before / after turn `t`, nearest first, at most `limit`. */
+function turnsBeside(ns: Param, t: string, dir: 'before' | 'after', limit: string, columns: SqlFragment) {
+  const [cmp, order] = dir === 'before' ? ['<', 'DESC'] : ['>', 'ASC'];
+  return sql`(SELECT ${columns} FROM observations o
+        WHERE o.namespace = ${ns} AND o.session_id = ${raw(t)}.session_id AND o.content IS NOT NULL
+          AND (o.occurred_at, o.observation_id) ${raw(cmp)} (${raw(t)}.occurred_at, ${raw(t)}.observation_id)
+        ORDER BY o.occurred_at ${raw(order)}, o.observation_id ${raw(order)}
+        LIMIT ${raw(limit)})`;
+}
+
+/**
+ * A LATERAL subquery: `neighbours`, the text the window (CTE `win`) lends turn `a` (an
+ * observations row), read by two short probes of the session-order index.
+ */
+function neighboursOf(ns: Param, a: string): SqlFragment {
+  const lent = sql`o.observation_id, o.occurred_at, o.visibility, ${LENT} AS lent`;
+  return sql`(
+         SELECT string_agg(n.lent, E'\n' ORDER BY n.occurred_at, n.observation_id) AS neighbours
+         FROM (
+           SELECT * FROM ${turnsBeside(ns, a, 'before', 'win.previous', lent)} nb
+           UNION ALL SELECT * FROM ${turnsBeside(ns, a, 'after', 'win.next', lent)} na
+         ) n
+         WHERE n.lent IS NOT NULL AND ${SEEN_BY_ALL}
+       )`;
+}
+
+/**
+ * For an INSERT … SELECT of new chunks aliased `c` (with `search_text` and `own_search_text`;
+ * the writer sets the latter on the chunks that take context): the search text and own text to
+ * write and the joins they need. A contextual chunk gets its final text at once, its neighbours
+ * read from the observations already written (its own batch's included) as the rebuild reads
+ * them, so the pass after the batch leaves it alone. Needs `windowCte` in the statement.
+ */
+export function contextualChunkColumns(ns: Param, c: string) {
+  const chunk = raw(c);
+  const contextual = sql`${chunk}.own_search_text IS NOT NULL AND win.previous + win.next > 0`;
+  return {
+    searchText: sql`CASE WHEN ${contextual}
+                 THEN repeat(${chunk}.own_search_text || E'\n', ${OWN_TEXT_REPEATS}) || coalesce(x.neighbours, '')
+                 ELSE ${chunk}.search_text END`,
+    ownText: sql`CASE WHEN ${contextual} THEN ${chunk}.own_search_text END`,
+    joins: sql`CROSS JOIN win
+     LEFT JOIN observations a ON ${chunk}.own_search_text IS NOT NULL AND a.namespace = ${ns}
+                             AND a.observation_id = ${chunk}.observation_id
+     LEFT JOIN LATERAL ${neighboursOf(ns, 'a')} x ON ${chunk}.own_search_text IS NOT NULL`,
+  };
+}
+
+/**
+ * The turns whose window holds one of `ids`: each touched turn, the \`next\` turns before it and
+ * the \`previous\` turns after it. The work follows the batch, not the length of its sessions.
+ */
+function rebuildNeighbourhoods(namespace: string, ids: string[]) {
+  const ns = param(namespace);
+  const key = raw('o.observation_id');
+  return sql`/* indexObservationContext */
+     WITH ${windowCte(ns)}, touched AS MATERIALIZED (
+       SELECT o.observation_id, o.session_id, o.occurred_at FROM observations o
+       WHERE o.namespace = ${ns} AND o.observation_id = ANY(${ids}::text[])
+         AND o.session_id IS NOT NULL AND o.content IS NOT NULL
+     ), affected AS MATERIALIZED (
+       SELECT DISTINCT a.observation_id FROM touched t CROSS JOIN win
+       CROSS JOIN LATERAL (
+         SELECT t.observation_id
+         UNION ALL SELECT observation_id FROM ${turnsBeside(ns, 't', 'before', 'win.next', key)} tb
+         UNION ALL SELECT observation_id FROM ${turnsBeside(ns, 't', 'after', 'win.previous', key)} ta
+       ) a
+     ), contexts AS (
+       SELECT a.observation_id, x.neighbours, win.previous + win.next > 0 AS windowed
+       FROM affected f CROSS JOIN win
+       JOIN observations a ON a.namespace = ${ns} AND a.observation_id = f.observation_id
+       CROSS JOIN LATERAL ${neighboursOf(ns, 'a')} x
+       WHERE ${SHORT_TURN('a')}
+     ), ${updateChunks(ns)}`;
 }
 
 export async function findContextWindow(q: Queryable, namespace: string): Promise<ContextWindow> {

@@ -8,7 +8,8 @@ import { type SqlFragment, raw, run, sql, visible } from './sql.js';
  * namespace's entities — titles, aliases and plain keys — matched as whole words after case and
  * punctuation folding ("ATL-142" matches "atl 142", "Alice" does not match "Malice"). Words of
  * the batch prune the gazetteer first (an entity can only match if its first word occurs), then
- * each remaining name is looked for in each text: a multi-pattern match in one statement.
+ * each text's runs of words (of the lengths the remaining names have) are joined to the names:
+ * a multi-pattern match in one statement whose cost follows the text's size.
  *
  * Links are mentions, so entity.observations, timelines, facets and the graph channel read them
  * with everything else; an entity created after an observation is linked by `memgate reindex`.
@@ -38,15 +39,14 @@ export async function linkObservationEntities(
     sql`/* linkObservationEntities */
      WITH obs AS MATERIALIZED (
        SELECT o.observation_id, o.actor_type, o.actor_id, o.subject_type, o.subject_id,
-              ' ' || ${folded(raw("coalesce(o.content, '')"))} || ' ' AS text
+              string_to_array(${folded(raw("coalesce(o.content, '')"))}, ' ') AS words
        FROM observations o
        WHERE o.namespace = ${namespace} AND o.status <> 'REDACTED'
          AND (${ids}::text[] IS NULL OR o.observation_id = ANY(${ids}::text[]))
-     ), words AS MATERIALIZED (
-       SELECT DISTINCT w.word FROM obs CROSS JOIN LATERAL regexp_split_to_table(btrim(obs.text), ' ') AS w(word)
-       WHERE length(w.word) >= 1
+     ), vocabulary AS MATERIALIZED (
+       SELECT DISTINCT w.word FROM obs CROSS JOIN LATERAL unnest(obs.words) AS w(word)
      ), names AS MATERIALIZED (
-       SELECT DISTINCT e.key, n.name
+       SELECT DISTINCT e.key, n.name, cardinality(string_to_array(n.name, ' ')) AS length
        FROM entities e
        CROSS JOIN LATERAL (
          SELECT ${folded(raw('x.name'))} AS name
@@ -54,10 +54,18 @@ export async function linkObservationEntities(
        ) n
        WHERE e.namespace = ${namespace} AND NOT (e.kind = ANY(${NOT_NAMED_KINDS}::text[]))
          AND length(n.name) >= ${MIN_NAME_CHARS}
-         AND split_part(n.name, ' ', 1) IN (SELECT word FROM words)
+         AND split_part(n.name, ' ', 1) IN (SELECT word FROM vocabulary)
+     ), lengths AS MATERIALIZED (
+       SELECT DISTINCT length FROM names
+     ), grams AS (
+       -- Every run of words of a length some name has: a hash join against the names, so the
+       -- cost follows the text's size, not its size times the gazetteer's.
+       SELECT DISTINCT o.observation_id, array_to_string(o.words[i : i + l.length - 1], ' ') AS gram
+       FROM obs o CROSS JOIN lengths l
+       CROSS JOIN LATERAL generate_series(1, cardinality(o.words) - l.length + 1) AS i
      ), found AS (
-       SELECT n.key AS entity_key, o.observation_id, 'mention' AS role, 'EXTRACTED' AS evidence, 3 AS rank
-       FROM obs o JOIN names n ON position(' ' || n.name || ' ' IN o.text) > 0
+       SELECT n.key AS entity_key, g.observation_id, 'mention' AS role, 'EXTRACTED' AS evidence, 3 AS rank
+       FROM grams g JOIN names n ON n.name = g.gram
        UNION ALL
        -- The actor's and subject's entity: key = id, or "<type>:<id>" (primary-key probes).
        SELECT e.key, o.observation_id, r.role, 'ASSERTED', r.rank

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
-import { run, sql } from './sql.js';
+import { contextualChunkColumns, windowCte } from './context-index-store.js';
+import { param, run, sql } from './sql.js';
 import { visibleTo } from './visibility.js';
 
 export type ObservationStatus = 'RECEIVED' | 'PROCESSED' | 'PARTIALLY_PROCESSED' | 'FAILED' | 'REDACTED';
@@ -264,19 +265,23 @@ export async function insertObservationChunks(
     embedding: c.embedding ? `[${c.embedding.join(',')}]` : null,
     ts_config: c.tsConfig,
   }));
-  await q.query(
-    `/* insertObservationChunks */
+  const ns = param(namespace);
+  const context = contextualChunkColumns(ns, 'c');
+  await run(
+    q,
+    sql`/* insertObservationChunks */
+     WITH ${windowCte(ns)}
      INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, own_search_text, ts_config,
                          source_path, meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
-     SELECT $1, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.own_search_text,
+     SELECT ${ns}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, ${context.searchText}, ${context.ownText},
             c.ts_config::regconfig,
             c.source_path, coalesce(c.meta, '{}'::jsonb), coalesce(c.scopes, '{}'), coalesce(c.visibility, '{}'),
             c.observation_id, c.occurred_at, c.pii, coalesce(c.pii_categories, '{}'), c.embedding::vector
-     FROM jsonb_to_recordset($2::jsonb) AS c(node_key text, ord int, kind text, title text, heading text, text text,
+     FROM jsonb_to_recordset(${JSON.stringify(payload)}::jsonb) AS c(node_key text, ord int, kind text, title text, heading text, text text,
             search_text text, own_search_text text, source_path text, meta jsonb, scopes text[], visibility text[], observation_id text,
             occurred_at timestamptz, pii boolean, pii_categories text[], embedding text, ts_config text)
+     ${context.joins}
      ON CONFLICT (namespace, node_key, ord) DO NOTHING`,
-    [namespace, JSON.stringify(payload)],
   );
 }
 

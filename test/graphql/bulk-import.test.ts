@@ -120,6 +120,50 @@ describe('bulk import mutations', () => {
     expect(search.data!.search.hits[0]?.chunk?.text).toContain('zebrafish3');
   });
 
+  it('indexes turns with their neighbours and links named entities, as the online path does', async () => {
+    const ns = 'bulk-context';
+    const turn = (id: string, minute: number, content: string) => ({
+      source: { system: 'chat', stream: 'kitchen', externalId: id },
+      kind: 'message',
+      occurredAt: new Date(Date.UTC(2024, 4, 1, 9, minute)).toISOString(),
+      content,
+    });
+    const writer = writeTokensFile([{ id: 'w', read: [ns], write: [ns], scopes: ['*'] }]);
+    const local = await startTestGateway({ MEMGATE_TOKENS_FILE: writer.path });
+    try {
+      const run = async (query: string, variables: Record<string, unknown> = {}) => {
+        const res = await local.gql<Record<string, unknown>>(query, variables, { token: writer.tokens.w });
+        expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+        return res.data!;
+      };
+      await run(
+        `mutation { upsertEntities(namespace: "${ns}", entities: [{ key: "person:marta", kind: "person", title: "Marta" }]) { accepted } }`,
+      );
+      const imported = (await run(IMPORT, {
+        ns,
+        o: [
+          turn('t1', 0, 'Which dessert should we bake for the party?'),
+          turn('t2', 1, 'Marta suggests a lemon tart.'),
+        ],
+      })) as { importObservations: Payload };
+      expect(imported.importObservations.accepted).toBe(2);
+      // The answer is found by the words of the question before it (contextual indexing).
+      const found = (await run(
+        `query { search(input: { namespaces: ["${ns}"], query: "dessert party", mode: LEXICAL, k: 5, hops: 0 }) { hits { chunk { text } } } }`,
+      )) as { search: { hits: { chunk: { text: string } }[] } };
+      expect(found.search.hits.map((h) => h.chunk.text)).toContain('Marta suggests a lemon tart.');
+      // The entity it names is linked (entity linking): Marta's observations hold the turn.
+      const marta = (await run(
+        `query { entity(namespace: "${ns}", key: "person:marta") { observations(first: 5) { edges { node { content } } } } }`,
+      )) as { entity: { observations: { edges: { node: { content: string } }[] } } };
+      expect(marta.entity.observations.edges.map((e) => e.node.content)).toContain(
+        'Marta suggests a lemon tart.',
+      );
+    } finally {
+      await local.close();
+    }
+  });
+
   it('keeps visibility and namespace rules: hidden collisions, read-only principals', async () => {
     const mine = await as('bob', IMPORT, { ns: NS, o: [obs(20, { scopes: ['principal:bob'] })] });
     expect(mine.results[0]!.status).toBe('CREATED');

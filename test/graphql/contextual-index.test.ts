@@ -161,4 +161,41 @@ describe('contextual indexing: turns are indexed with their neighbours (the writ
     );
     expect(reset.data!.configureContextWindow).toMatchObject({ previous: 2, next: 1 });
   });
+  it('batches landing between older turns re-index only their neighbourhoods, as a full rebuild would', async () => {
+    // Turns arrive out of order across batches (online and bulk), as a year-long stream does:
+    // every batch lands between older turns. A full rebuild afterwards finds nothing to change.
+    const minutes = Array.from({ length: 48 }, (_, i) => (i * 37) % 48);
+    const turn = (i: number): Turn => ({
+      id: `t${i}`,
+      session: `s${i % 2}`,
+      minute: minutes[i]!,
+      text: `turn ${i} word${i} ${i % 5 === 0 ? 'long '.repeat(450) : ''}`,
+      ...(i % 7 === 3 ? { scopes: ['workspace:ops'] } : {}),
+    });
+    const turns = Array.from({ length: 48 }, (_, i) => turn(i));
+    await record('interleaved', turns.slice(0, 16));
+    const bulk = await gw.gql<{ importObservations: { accepted: number; results: { key: string }[] } }>(
+      `mutation($ns: String!, $items: [ObservationInput!]!) {
+         importObservations(namespace: $ns, observations: $items) { accepted results { key } }
+       }`,
+      { ns: 'interleaved', items: turns.slice(16, 32).map(observation) },
+    );
+    expect(bulk.data!.importObservations.accepted).toBe(16);
+    for (const [i, r] of bulk.data!.importObservations.results.entries())
+      keys.set(`interleaved/${turns[16 + i]!.id}`, r.key);
+    await record('interleaved', turns.slice(32, 40));
+    await record('interleaved', turns.slice(40));
+    const before = await gw.db.query<{ id: string; searchText: string }>(
+      `SELECT observation_id AS id, search_text AS "searchText" FROM chunks WHERE namespace = 'interleaved' ORDER BY 1, ord`,
+    );
+    expect((await reindexContext(gw.db, ['interleaved'])).chunks).toBe(0);
+    const after = await gw.db.query(
+      `SELECT observation_id AS id, search_text AS "searchText" FROM chunks WHERE namespace = 'interleaved' ORDER BY 1, ord`,
+    );
+    expect(after.rows).toEqual(before.rows);
+    // And the windows are the merged order's: a turn lends to the one after it in time.
+    const s1 = turns.filter((t) => t.session === 's1').sort((a, b) => a.minute - b.minute);
+    const [first, second] = [s1[0]!, s1[1]!];
+    expect((await indexed('interleaved', second.id)).searchText).toContain(`word${first.id.slice(1)} `);
+  });
 });
