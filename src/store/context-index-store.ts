@@ -73,7 +73,7 @@ const SEEN_BY_ALL = raw(`(cardinality(n.visibility) = 0
 /** The chunk update both rebuilds end with, from a CTE `contexts(observation_id, neighbours, windowed)`. */
 function updateChunks(namespace: unknown) {
   const own = raw('coalesce(c.own_search_text, c.search_text)');
-  return sql`target AS (
+  return sql`target AS MATERIALIZED (
        SELECT c.chunk_id,
               CASE WHEN x.windowed THEN ${own} END AS own_text,
               CASE WHEN x.windowed
@@ -177,7 +177,7 @@ function rebuildNeighbourhoods(namespace: string, ids: string[]) {
          UNION ALL SELECT observation_id FROM ${turnsBeside(ns, 't', 'before', 'win.next', key)} tb
          UNION ALL SELECT observation_id FROM ${turnsBeside(ns, 't', 'after', 'win.previous', key)} ta
        ) a
-     ), contexts AS (
+     ), contexts AS MATERIALIZED (
        SELECT a.observation_id, x.neighbours, win.previous + win.next > 0 AS windowed
        FROM affected f CROSS JOIN win
        JOIN observations a ON a.namespace = ${ns} AND a.observation_id = f.observation_id
