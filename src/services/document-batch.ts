@@ -136,7 +136,8 @@ export async function writeDocumentBatch(
   return answers;
 }
 
-function entityWriteOf(doc: PreparedDocument, now: Date): EntityWrite {
+/** The entity row a document writes (the batch and the one-by-one path alike). */
+export function entityWriteOf(doc: PreparedDocument, now: Date): EntityWrite {
   return {
     key: doc.input.key,
     kind: doc.kind,

@@ -31,6 +31,7 @@ import { type WritePayload, type WriteResult, rejected, rejectionFor, toPayload 
 import {
   type DocumentBatchAnswer,
   type DocumentWriteAnswer,
+  entityWriteOf,
   writeDocumentBatch,
   writeLinksOfBatch,
 } from './document-batch.js';
@@ -404,26 +405,7 @@ export class DocumentService {
     }
     // Before the document's own scopes change: the links are the ones the writer sees now.
     if (state) await updateLinkFactScopes(tx, ns, key, doc.sourcePath, doc.scopes, doc.visibility, vis);
-    const status = await upsertVisibleEntity(
-      tx,
-      ns,
-      {
-        key,
-        kind: doc.kind,
-        title: doc.title,
-        attributes: null,
-        validFrom: now,
-        scopes: doc.scopes,
-        visibility: doc.visibility,
-        sourcePath: doc.sourcePath,
-        confidence: null,
-        origin: 'AGENT',
-        pii: doc.pii.pii,
-        piiCategories: doc.pii.categories,
-        observationId: null,
-      },
-      vis,
-    );
+    const status = await upsertVisibleEntity(tx, ns, entityWriteOf(doc, now), vis);
     await writeDocumentBody(tx, ns, {
       key,
       content: doc.input.content,

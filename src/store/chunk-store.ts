@@ -67,6 +67,32 @@ export interface ChunkWrite {
 }
 
 /**
+ * A chunk as one record of the `jsonb_to_recordset` payloads the chunk inserts read (column
+ * names as in the table; the embedding as pgvector text). A statement reads only the columns
+ * it declares.
+ */
+export function chunkRecordOf(c: ChunkWrite) {
+  return {
+    ord: c.order,
+    kind: c.kind,
+    title: c.title,
+    heading: c.heading,
+    text: c.text,
+    search_text: c.searchText,
+    source_path: c.sourcePath,
+    meta: c.meta,
+    scopes: c.scopes,
+    visibility: c.visibility,
+    observation_id: c.observationId,
+    occurred_at: c.occurredAt?.toISOString() ?? null,
+    pii: c.pii,
+    pii_categories: c.piiCategories,
+    embedding: c.embedding ? `[${c.embedding.join(',')}]` : null,
+    ts_config: c.tsConfig,
+  };
+}
+
+/**
  * Replaces every chunk of `nodeKey` with `chunks` in one multi-row statement (plus the delete):
  * rewriting a node never leaves a mix of old and new chunks. Postings follow by trigger.
  */
@@ -106,26 +132,7 @@ export async function appendChunks(
       namespace,
       nodeKey,
       // Serialised here: an array parameter would reach node-postgres as a PostgreSQL array.
-      JSON.stringify(
-        chunks.map((c) => ({
-          ord: c.order,
-          kind: c.kind,
-          title: c.title,
-          heading: c.heading,
-          text: c.text,
-          search_text: c.searchText,
-          source_path: c.sourcePath,
-          meta: c.meta,
-          scopes: c.scopes,
-          visibility: c.visibility,
-          observation_id: c.observationId,
-          occurred_at: c.occurredAt?.toISOString() ?? null,
-          pii: c.pii,
-          pii_categories: c.piiCategories,
-          embedding: c.embedding ? `[${c.embedding.join(',')}]` : null,
-          ts_config: c.tsConfig,
-        })),
-      ),
+      JSON.stringify(chunks.map(chunkRecordOf)),
     ],
   );
   return rows.map((r) => Number(r.chunkId));

@@ -4,8 +4,14 @@
  * statement carries the namespace and a visibility predicate.
  */
 import type { Queryable } from '../db/database.js';
-import type { ChunkWrite } from './chunk-store.js';
-import { DOCUMENT_LINK_ORIGIN, type DocumentState, LINKS_TO, type OpenLink } from './document-store.js';
+import { type ChunkWrite, chunkRecordOf } from './chunk-store.js';
+import {
+  DOCUMENT_LINK_ORIGIN,
+  type DocumentBodyWrite,
+  type DocumentState,
+  LINKS_TO,
+  type OpenLink,
+} from './document-store.js';
 import { factVisible, raw, run, sql, visible } from './sql.js';
 
 /** A document's change-detection state, and whether the writer can see it. */
@@ -91,20 +97,6 @@ export async function deleteChunksOfDocuments(
   );
 }
 
-export interface DocumentBodyRow {
-  key: string;
-  content: string;
-  provenance: unknown;
-  meta: Record<string, unknown>;
-  /** Null while the chunks of a large document are still being written in steps. */
-  contentHash: string | null;
-  /** A document write is authoritative for its own visibility: these replace, never merge. */
-  scopes: string[];
-  visibility: string[];
-  pii: boolean;
-  piiCategories: string[];
-}
-
 /**
  * The writer saw the row when it locked it; since then only this batch's upsert has added the
  * document's own visibility to it. So a row is the writer's when it sees it, or when every
@@ -117,7 +109,7 @@ const writtenByThisBatch = (alias: string, visibleScopes: string[] | null, own: 
 export async function writeDocumentBodies(
   q: Queryable,
   namespace: string,
-  rows: readonly DocumentBodyRow[],
+  rows: readonly DocumentBodyWrite[],
   visibleScopes: string[] | null,
 ): Promise<void> {
   if (rows.length === 0) return;
@@ -178,23 +170,7 @@ async function insertChunkSlice(
   visibleScopes: string[] | null,
 ): Promise<void> {
   const payload = JSON.stringify(
-    chunks.map(({ nodeKey, chunk: c }) => ({
-      node_key: nodeKey,
-      ord: c.order,
-      kind: c.kind,
-      title: c.title,
-      heading: c.heading,
-      text: c.text,
-      search_text: c.searchText,
-      source_path: c.sourcePath,
-      meta: c.meta,
-      scopes: c.scopes,
-      visibility: c.visibility,
-      pii: c.pii,
-      pii_categories: c.piiCategories,
-      embedding: c.embedding ? `[${c.embedding.join(',')}]` : null,
-      ts_config: c.tsConfig,
-    })),
+    chunks.map(({ nodeKey, chunk }) => ({ node_key: nodeKey, ...chunkRecordOf(chunk) })),
   );
   await run(
     q,

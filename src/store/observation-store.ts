@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { chunkRecordOf } from './chunk-store.js';
 import { contextualChunkColumns, windowCte } from './context-index-store.js';
 import { param, run, sql } from './sql.js';
 import { visibleTo } from './visibility.js';
@@ -247,23 +248,8 @@ export async function insertObservationChunks(
   if (chunks.length === 0) return;
   const payload = chunks.map((c) => ({
     node_key: c.nodeKey,
-    ord: c.order,
-    kind: c.kind,
-    title: c.title,
-    heading: c.heading,
-    text: c.text,
-    search_text: c.searchText,
+    ...chunkRecordOf(c),
     own_search_text: c.ownSearchText ?? null,
-    source_path: c.sourcePath,
-    meta: c.meta,
-    scopes: c.scopes,
-    visibility: c.visibility,
-    observation_id: c.observationId,
-    occurred_at: c.occurredAt.toISOString(),
-    pii: c.pii,
-    pii_categories: c.piiCategories,
-    embedding: c.embedding ? `[${c.embedding.join(',')}]` : null,
-    ts_config: c.tsConfig,
   }));
   const ns = param(namespace);
   const context = contextualChunkColumns(ns, 'c');
