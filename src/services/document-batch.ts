@@ -29,6 +29,7 @@ import {
   findExistingKeys,
   insertLinkFacts,
 } from '../store/document-store.js';
+import type { DocumentBodyWrite } from '../store/document-store.js';
 import type { EntityWrite } from '../store/entity-store.js';
 import type { WriteStatus } from './batch.js';
 import { type PreparedDocument, isUnchanged } from './document-service.js';
@@ -111,18 +112,7 @@ export async function writeDocumentBatch(
   await writeDocumentBodies(
     tx,
     namespace,
-    kept.map(({ doc, staged }) => ({
-      key: doc.input.key,
-      content: doc.input.content,
-      provenance: doc.provenance,
-      meta: doc.meta,
-      // A staged document gets its hash when its last chunk is in (document-steps.ts).
-      contentHash: staged ? null : doc.contentHash,
-      scopes: doc.scopes,
-      visibility: doc.visibility,
-      pii: doc.pii.pii,
-      piiCategories: doc.pii.categories,
-    })),
+    kept.map(({ doc, staged }) => bodyWriteOf(doc, staged)),
     visibleScopes,
   );
   await insertDocumentChunks(
@@ -134,6 +124,22 @@ export async function writeDocumentBatch(
     visibleScopes,
   );
   return answers;
+}
+
+/** The text row a document writes (the batch and the one-by-one path alike). */
+export function bodyWriteOf(doc: PreparedDocument, staged: boolean): DocumentBodyWrite {
+  return {
+    key: doc.input.key,
+    content: doc.input.content,
+    provenance: doc.provenance,
+    meta: doc.meta,
+    // A staged document gets its hash when its last chunk is in (document-steps.ts).
+    contentHash: staged ? null : doc.contentHash,
+    scopes: doc.scopes,
+    visibility: doc.visibility,
+    pii: doc.pii.pii,
+    piiCategories: doc.pii.categories,
+  };
 }
 
 /** The entity row a document writes (the batch and the one-by-one path alike). */

@@ -31,6 +31,7 @@ import { type WritePayload, type WriteResult, rejected, rejectionFor, toPayload 
 import {
   type DocumentBatchAnswer,
   type DocumentWriteAnswer,
+  bodyWriteOf,
   entityWriteOf,
   writeDocumentBatch,
   writeLinksOfBatch,
@@ -406,18 +407,7 @@ export class DocumentService {
     // Before the document's own scopes change: the links are the ones the writer sees now.
     if (state) await updateLinkFactScopes(tx, ns, key, doc.sourcePath, doc.scopes, doc.visibility, vis);
     const status = await upsertVisibleEntity(tx, ns, entityWriteOf(doc, now), vis);
-    await writeDocumentBody(tx, ns, {
-      key,
-      content: doc.input.content,
-      provenance: doc.provenance,
-      meta: doc.meta,
-      // A staged document gets its hash when its last chunk is in (document-steps.ts).
-      contentHash: staged ? null : doc.contentHash,
-      scopes: doc.scopes,
-      visibility: doc.visibility,
-      pii: doc.pii.pii,
-      piiCategories: doc.pii.categories,
-    });
+    await writeDocumentBody(tx, ns, bodyWriteOf(doc, staged));
     await replaceChunks(tx, ns, key, staged ? [] : doc.chunks);
     // Same title and attributes but new text is still an update of the document.
     return { status: status === 'UNCHANGED' ? 'UPDATED' : status, created: state === null };
