@@ -6,6 +6,7 @@ import {
   dropVectorIndex,
   ensureVectorIndex,
   insertObservationsBulk,
+  refreshStaleStatistics,
   vectorIndexState,
 } from '../store/bulk-store.js';
 import { findContextWindow } from '../store/context-index-store.js';
@@ -163,6 +164,8 @@ export class BulkImportService {
       await deriveObservationIndex(tx, ns, drafts, ids);
       return ids;
     });
+    // The next batch's statements are planned with statistics that know this one's rows.
+    await refreshStaleStatistics(this.scope.db, ns);
     const raced = drafts.filter((d) => !inserted.has(d.id));
     const after = await findRecordedObservations(
       this.scope.db,

@@ -113,6 +113,56 @@ export async function insertObservationsBulk(
   return new Set(ids);
 }
 
+/** A namespace's planner estimate may trail its real size by this factor before ANALYZE… */
+const STALE_FACTOR = 4;
+/** …plus this many rows (small namespaces are cheap whatever the plan). */
+const STALE_SLACK = 1000;
+
+/**
+ * Refreshes the planner's statistics when the namespace has outgrown them; answers whether it
+ * did. A bulk load fills a namespace far faster than autovacuum re-analyzes: with statistics
+ * that still say "no rows here" the planner probes a turn's neighbours through the time index
+ * and joins entities by nested loop, work that grows with the namespace at every batch (a
+ * 1000-row batch at 50k rows took seconds). The check is an estimate against a count bounded by
+ * that estimate; ANALYZE reads only the columns the batch's statements filter and join on, and
+ * it blocks neither readers nor writers.
+ */
+export async function refreshStaleStatistics(q: Queryable, namespace: string): Promise<boolean> {
+  // Each table is analyzed on its own schedule (autovacuum reaches a small one sooner): the
+  // staleness that matters is the worst one.
+  let estimate = Number.POSITIVE_INFINITY;
+  for (const table of BULK_TABLES) {
+    const plan = await q.query<{ 'QUERY PLAN': unknown }>(
+      `/* estimateNamespaceRows */ EXPLAIN (FORMAT JSON) SELECT 1 FROM ${table} WHERE namespace = $1`,
+      [namespace],
+    );
+    estimate = Math.min(estimate, planRows(plan.rows[0]?.['QUERY PLAN']));
+  }
+  const bound = Math.ceil(estimate * STALE_FACTOR) + STALE_SLACK;
+  const { rows } = await q.query<{ n: number }>(
+    `/* countNamespaceObservationsUpTo */
+     SELECT count(*)::int AS n FROM (SELECT 1 FROM observations WHERE namespace = $1 LIMIT $2) x`,
+    [namespace, bound],
+  );
+  if ((rows[0]?.n ?? 0) < bound) return false;
+  await q.query(
+    `/* analyzeBulkTables */ ANALYZE observations (namespace, session_id, occurred_at, observation_id, status),
+       entities (namespace, key, kind), chunks (namespace, node_key, observation_id), mentions (namespace, observation_id)`,
+  );
+  return true;
+}
+
+/** The tables every bulk batch reads by namespace (an observation has a node and a chunk). */
+const BULK_TABLES = ['observations', 'chunks', 'entities'] as const;
+
+/** The top node's row estimate of an `EXPLAIN (FORMAT JSON)` answer (0 when unreadable). */
+function planRows(explained: unknown): number {
+  const json = typeof explained === 'string' ? (JSON.parse(explained) as unknown) : explained;
+  const top = Array.isArray(json) ? (json[0] as { Plan?: { 'Plan Rows'?: unknown } } | undefined) : undefined;
+  const rows = top?.Plan?.['Plan Rows'];
+  return typeof rows === 'number' && Number.isFinite(rows) ? rows : 0;
+}
+
 export type VectorIndexState = 'VALID' | 'INVALID' | 'MISSING';
 
 const VECTOR_INDEX = 'chunks_embedding_idx';

@@ -11,6 +11,7 @@ import { writeTokensFile } from '../helpers/principals.js';
  */
 
 const NS = 'bulk';
+const STATS_NS = 'bulk-stats';
 const RESULT = 'accepted partial rejected results { index status id key code message }';
 const IMPORT = `mutation($ns: String!, $o: [ObservationInput!]!) {
   importObservations(namespace: $ns, observations: $o) { ${RESULT} } }`;
@@ -51,7 +52,7 @@ describe('bulk import mutations', () => {
 
   beforeAll(async () => {
     const written = writeTokensFile([
-      { id: 'alice', read: [NS], write: [NS], scopes: ['principal:alice'] },
+      { id: 'alice', read: [NS, STATS_NS], write: [NS, STATS_NS], scopes: ['principal:alice'] },
       { id: 'bob', read: [NS], write: [NS], scopes: ['principal:bob'] },
       { id: 'reader', read: [NS], write: [], scopes: [] },
     ]);
@@ -223,6 +224,37 @@ describe('bulk import mutations', () => {
       `SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = 'chunks_embedding_idx'`,
     );
     expect(index.rows[0]!.n).toBe(1);
+  });
+
+  it('keeps the planner statistics of a namespace it fills current', async () => {
+    const ns = STATS_NS;
+    const turn = (i: number) => ({
+      source: { system: 'chat', stream: `room-${i % 3}`, externalId: `s${i}` },
+      kind: 'message',
+      occurredAt: new Date(Date.UTC(2024, 5, 1, 8, 0, i)).toISOString(),
+      actor: { type: 'person', id: 'alice' },
+      content: `alice: planning note ${i}`,
+    });
+    const estimate = async (table: string) => {
+      const { rows } = await gw.db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
+        `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${table} WHERE namespace = $1`,
+        [ns],
+      );
+      const plan = rows[0]!['QUERY PLAN'];
+      return (typeof plan === 'string' ? JSON.parse(plan) : plan)[0].Plan['Plan Rows'] as number;
+    };
+    for (const batch of [0, 1]) {
+      const written = await as('alice', IMPORT, {
+        ns,
+        o: Array.from({ length: 700 }, (_, i) => turn(batch * 700 + i)),
+      });
+      expect(written.accepted).toBe(700);
+    }
+    // Without fresh statistics the planner takes the new namespace for empty and probes each
+    // turn's neighbours by a scan of it: work that grows with every batch.
+    for (const table of ['observations', 'chunks', 'entities']) {
+      expect(await estimate(table), table).toBeGreaterThan(700);
+    }
   });
 
   it('keeps the live index for a small load', async () => {
