@@ -164,8 +164,11 @@ export class BulkImportService {
       await deriveObservationIndex(tx, ns, drafts, ids);
       return ids;
     });
-    // The next batch's statements are planned with statistics that know this one's rows.
-    await refreshStaleStatistics(this.scope.db, ns);
+    // The next batch's statements are planned with statistics that know this one's rows. The
+    // batch has committed: a failure here costs speed, never its answers.
+    await refreshStaleStatistics(this.scope.db, ns).catch((error: unknown) =>
+      this.scope.deps.logger.warn('refreshing planner statistics failed', { error: String(error) }),
+    );
     const raced = drafts.filter((d) => !inserted.has(d.id));
     const after = await findRecordedObservations(
       this.scope.db,
