@@ -167,6 +167,7 @@ const PREPARED_STATEMENTS = new Set([
   'findFactsByIds',
   'findObservationsByIds',
   'findChunksByIds',
+  'findHitChunks',
   'listEntities',
   'factsOfEntities',
   'countFactsOfEntities',

@@ -1,8 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { Embedder } from '../providers/embedder.js';
 import type { Llm } from '../providers/llm.js';
-import type { ChunkRow } from '../store/chunk-store.js';
-import { type NamedMention, queryNamedMentions } from '../store/entity-link-store.js';
+import { type ChunkRow, type HitChunkRow, findHitChunks } from '../store/chunk-store.js';
 import { ChannelRunner } from './channel-runner.js';
 import { exactChannel } from './channels/exact.js';
 import { chunkKey, parseChunkKey } from './candidate-ref.js';
@@ -142,16 +141,22 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
     ranked = fuseLists(lists, s);
   }
 
-  // The channels already return each chunk's node, so the graph walk, the rows and the
-  // entity-name lookup do not wait for each other: they run at once (they overlap on
-  // PostgreSQL). The lookup covers a channel's worth of candidates, so that its bonus can lift
-  // one from below the cut; the rows are read for the same window.
+  // The channels already return each chunk's node, so the graph walk and the rows do not wait
+  // for each other: they run at once (they overlap on PostgreSQL). The rows come with the
+  // entities the query names that each hit's observation is linked to (one statement), read for
+  // a channel's worth of candidates so that the bonus can lift one from below the cut.
   const window =
     query === '' ? poolSize : Math.max(poolSize, candidatePool(request.k, request.namespaces.length));
   const head = ranked.slice(0, window);
   const seeds = distinctNodes(head.slice(0, Math.min(request.k, s.graph.seeds)));
-  const [rows, neighbors, named] = await Promise.all([
-    ctx.loadChunks(head.map((r) => parseChunkKey(r.id))),
+  const [rows, neighbors] = await Promise.all([
+    findHitChunks(
+      ctx.db,
+      head.map((r) => parseChunkKey(r.id)),
+      // Only observations are linked to entities: without one in the window, no look-up.
+      query !== '' && head.some((r) => r.observationText) ? query : null,
+      ctx.visibleScopes,
+    ),
     s.graph.enabled && request.hops > 0 && seeds.length > 0
       ? runner.run('graph', s.graph.weight, () =>
           graphChannel(ctx.db, {
@@ -166,24 +171,11 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
           }),
         )
       : Promise.resolve([]),
-    // Only observations are linked to entities: without one in the window, no statement.
-    query === '' || !head.some((r) => r.observationText)
-      ? Promise.resolve([])
-      : runner.run('entity_names', 0, () =>
-          queryNamedMentions(ctx.db, {
-            observations: head
-              .filter((r) => r.observationText)
-              .map((r) => ({ namespace: r.namespace, observationId: r.nodeKey })),
-            query,
-            visibleScopes: ctx.visibleScopes,
-          }),
-        ),
   ]);
   const found = withEntityBonus(
     head
       .map((r, i) => ({ ...r, chunk: rows[i] ?? null }))
-      .filter((r): r is RankedId & { chunk: ChunkRow } => r.chunk !== null),
-    named,
+      .filter((r): r is RankedId & { chunk: HitChunkRow } => r.chunk !== null),
   ).slice(0, poolSize);
 
   const report: RerankReport = { requested: rerankWanted, applied: false, reason: null, ms: 0 };
@@ -218,14 +210,17 @@ interface RankedId {
 
 /**
  * The entity-name bonus: a hit whose observation is linked to an entity the query names gains
- * it, and the list is sorted again (stable, so equal scores keep the fused order).
+ * it, and the list is sorted again (stable, so equal scores keep the fused order). The links
+ * come with the rows of the observations' own texts; every hit of such an observation counts.
  */
-function withEntityBonus<T extends RankedId & { chunk: ChunkRow }>(
-  found: T[],
-  mentions: readonly NamedMention[],
-): T[] {
-  if (mentions.length === 0) return found;
-  const named = new Map(mentions.map((m) => [`${m.namespace}\u0000${m.observationId}`, m.keys]));
+function withEntityBonus<T extends RankedId & { chunk: HitChunkRow }>(found: T[]): T[] {
+  const named = new Map<string, string[]>();
+  for (const r of found) {
+    const c = r.chunk;
+    if (c.observationId !== null && c.observationId === c.nodeKey && c.namedEntities.length > 0)
+      named.set(`${r.namespace}\u0000${c.observationId}`, c.namedEntities);
+  }
+  if (named.size === 0) return found;
   return found
     .map((r) => {
       const keys = r.chunk.observationId

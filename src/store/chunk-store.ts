@@ -1,4 +1,6 @@
 import type { Queryable } from '../db/database.js';
+import { namedIn } from './entity-link-store.js';
+import { raw, run, sql, visible } from './sql.js';
 import { visibleTo } from './visibility.js';
 
 export interface ChunkRow {
@@ -280,4 +282,52 @@ export async function otherVectorColumns(q: Queryable): Promise<string[]> {
      ORDER BY 1`,
   );
   return rows.map((r) => r.col);
+}
+
+/** A search hit's chunk row and the entities the query names that its observation is linked to. */
+export interface HitChunkRow extends ChunkRow {
+  /** Sorted entity keys; empty for a chunk that is not an observation's own text, or without a query. */
+  namedEntities: string[];
+}
+
+/**
+ * The rows of a search's hits, in the order of `refs` (null where absent or invisible), each
+ * with the entities `query` names that its observation is linked to (actor, subject or mention;
+ * only entities the caller may see): the chunk read and the entity-name boost's lookup in one
+ * statement. Only an observation's own text (node = observation) is looked up; `query` null
+ * looks up nothing (and the statement is the plain row read). Index-backed: chunks and entities by primary key, mentions by observation.
+ */
+export async function findHitChunks(
+  q: Queryable,
+  refs: readonly { namespace: string; chunkId: number }[],
+  query: string | null,
+  visibleScopes: readonly string[] | null,
+): Promise<(HitChunkRow | null)[]> {
+  if (refs.length === 0) return [];
+  const namespaces = [...new Set(refs.map((r) => r.namespace))];
+  const ids = [...new Set(refs.map((r) => r.chunkId))];
+  const named = query !== null && query.trim() !== '' ? query : null;
+  // Without a query the statement has no subquery to plan (planning it costs more than running it).
+  const namedEntities =
+    named === null
+      ? sql`NULL::text[]`
+      : sql`CASE WHEN c.observation_id = c.node_key THEN
+              (SELECT array_agg(m.entity_key ORDER BY m.entity_key)
+               FROM mentions m JOIN entities e ON e.namespace = m.namespace AND e.key = m.entity_key
+               WHERE m.namespace = c.namespace AND m.observation_id = c.observation_id
+                 AND ${visible('e', visibleScopes)} AND ${namedIn('e', named)})
+            END`;
+  const { rows } = await run<HitChunkRow>(
+    q,
+    sql`/* findHitChunks */
+     SELECT ${raw(CHUNK_COLUMNS)}, ${namedEntities} AS "namedEntities"
+     FROM chunks c
+     WHERE c.namespace = ANY(${namespaces}::text[]) AND c.chunk_id = ANY(${ids}::bigint[])
+       AND ${visible('c', visibleScopes)}`,
+  );
+  const byRef = new Map(rows.map((r) => [`${r.namespace}\u0000${Number(r.chunkId)}`, r]));
+  return refs.map((r) => {
+    const row = byRef.get(`${r.namespace}\u0000${r.chunkId}`);
+    return row ? { ...row, namedEntities: row.namedEntities ?? [] } : null;
+  });
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { type SqlFragment, raw, run, sql, visible } from './sql.js';
+import { type SqlFragment, raw, run, sql } from './sql.js';
 
 /**
  * Entity linking at write time, offline: an observation is linked to its actor and subject
@@ -99,40 +99,4 @@ export function namedIn(alias: string, text: string | null): SqlFragment {
     AND EXISTS (SELECT 1 FROM unnest(${e}.aliases || ${e}.title || CASE WHEN ${e}.key ~ '^[^:/]+$' THEN ${e}.key END) AS nm(name)
                 WHERE length(${folded(raw('nm.name'))}) >= ${MIN_NAME_CHARS}
                   AND position(' ' || ${folded(raw('nm.name'))} || ' ' IN ${haystack}) > 0))`;
-}
-
-/**
- * The entities `query` names that each of the given observations is linked to (actor, subject
- * or mention), by observation: the entity-name boost of a search. Index-backed: mentions by
- * (namespace, observation_id), entities by primary key; only entities the caller may see count.
- */
-export interface NamedMention {
-  namespace: string;
-  observationId: string;
-  /** The entities the query names that the observation is linked to, sorted. */
-  keys: string[];
-}
-
-export async function queryNamedMentions(
-  q: Queryable,
-  input: {
-    observations: readonly { namespace: string; observationId: string }[];
-    query: string;
-    visibleScopes: readonly string[] | null;
-  },
-): Promise<NamedMention[]> {
-  if (input.observations.length === 0 || input.query.trim() === '') return [];
-  const namespaces = [...new Set(input.observations.map((o) => o.namespace))];
-  const ids = [...new Set(input.observations.map((o) => o.observationId))];
-  const { rows } = await run<NamedMention>(
-    q,
-    sql`/* queryNamedMentions */
-     SELECT m.namespace, m.observation_id AS "observationId", array_agg(m.entity_key ORDER BY m.entity_key) AS keys
-     FROM mentions m
-     JOIN entities e ON e.namespace = m.namespace AND e.key = m.entity_key
-     WHERE m.namespace = ANY(${namespaces}::text[]) AND m.observation_id = ANY(${ids}::text[])
-       AND ${visible('e', input.visibleScopes)} AND ${namedIn('e', input.query)}
-     GROUP BY m.namespace, m.observation_id`,
-  );
-  return rows;
 }

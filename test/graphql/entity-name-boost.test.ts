@@ -43,13 +43,14 @@ const BOB = 'Deploy checklist: the deploy checklist was updated for the release.
 
 describe('entity-name query boost', () => {
   let gw: TestGateway;
-  const search = async (query: string) => {
+  const searchCounted = async (query: string) => {
     const res = await gw.gql<{ search: { hits: Hit[] } }>(SEARCH, {
       input: { namespaces: [NS], query, k: 5 },
     });
     expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
-    return res.data!.search.hits;
+    return { hits: res.data!.search.hits, statements: res.extensions?.sql?.statements ?? 0 };
   };
+  const search = async (query: string) => (await searchCounted(query)).hits;
 
   beforeAll(async () => {
     gw = await startTestGateway();
@@ -92,6 +93,15 @@ describe('entity-name query boost', () => {
     // "Malice" is not "Alice": no bonus.
     const hits = await search('malice deploy checklist release');
     expect(hits.every((h) => h.entityBonus === 0)).toBe(true);
+  });
+
+  it("costs no statement of its own: the links come with the hits' rows", async () => {
+    const plain = await searchCounted('deploy checklist release');
+    const named = await searchCounted('what did Ally say about the deploy checklist release');
+    expect(named.hits[0]!.entityBonus).toBeGreaterThan(0);
+    // vector, lexical; the hits' rows and the graph walk; the entities and facts of neighbours.
+    expect(named.statements).toBeLessThanOrEqual(6);
+    expect(named.statements).toBe(plain.statements);
   });
 
   it('the context pack and its trace carry the same signal', async () => {

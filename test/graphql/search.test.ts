@@ -189,14 +189,8 @@ describe('search and recall', () => {
     expect(vector.score).toBeGreaterThan(0);
     expect(vector.score).toBeLessThanOrEqual(1);
     expect(r.hits.map((h) => h.score)).toEqual([...r.hits.map((h) => h.score)].sort((a, b) => b - a));
-    // entity_names: the links of the candidate observations to entities the query names.
-    expect(r.channelStats.map((s) => s.channel).sort()).toEqual([
-      'embed',
-      'entity_names',
-      'graph',
-      'lexical',
-      'vector',
-    ]);
+    // The links of the candidate observations to entities the query names come with their rows.
+    expect(r.channelStats.map((s) => s.channel).sort()).toEqual(['embed', 'graph', 'lexical', 'vector']);
   });
 
   it('lets a request reweight the channels and change the RRF constant', async () => {
@@ -433,9 +427,9 @@ describe('search and recall', () => {
 
   it('costs a bounded number of SQL statements', async () => {
     const r = await search({ namespaces: ['kb'], query: 'E1234 connection pool', k: 8, hops: 1 });
-    // vector, lexical, exact, chunk rows, graph, entities, facts of neighbours, and the links of
-    // the candidate observations to entities the query names (alongside the chunk rows).
-    expect(r.statements).toBeLessThanOrEqual(8);
+    // vector, lexical, exact; chunk rows (with the entities the query names that their
+    // observations are linked to) and graph; entities and facts of the neighbours.
+    expect(r.statements).toBeLessThanOrEqual(7);
   });
 
   it('rejects bad input with BAD_USER_INPUT', async () => {
