@@ -57,10 +57,13 @@ function servedFact(input: MultiHopInput, visibleScopes: string[] | null): SqlFr
 /**
  * Facts around entities named by each name: a few entities per name, then per entity the newest
  * facts on each side through the (namespace, subject|object, valid_from) indexes. Every branch
- * of the entity match is indexable — title patterns through the trigram index, the key by
- * equality on the primary key (as written or lower-cased; names are single capitalised words) —
- * so the match is a BitmapOr; a key pattern (`key ILIKE name`) had no index and made it a
- * sequential scan of all entities (~400 ms at 100k entities). The ORDER BY makes the four
+ * of the entity match is indexable — the title's first or last word (lower-cased, migration
+ * 014: a title that is, starts or ends with the name has it as one of them; the ILIKE patterns
+ * then check exactly), the key by equality on the primary key (as written or lower-cased; names
+ * are single capitalised words, never an ILIKE wildcard) — so the match is a BitmapOr of
+ * equality probes; a key pattern (`key ILIKE name`) had no index and made it a sequential scan
+ * of all entities (~400 ms at 100k entities), and the title patterns through the trigram index
+ * read ~4 ms of posting lists per name. The ORDER BY makes the four
  * entities deterministic, and keeps the planner from betting on a sequential scan that stops
  * early under the LIMIT.
  */
@@ -72,8 +75,11 @@ function factsNamingEntities(input: MultiHopInput, visibleScopes: string[] | nul
      CROSS JOIN LATERAL (
        SELECT e.namespace, e.key FROM entities e
        WHERE ${inNamespaces('e', input.filter.namespaces)}
-         AND (e.title ILIKE n.name OR e.title ILIKE n.name || ' %' OR e.title ILIKE '% ' || n.name
+         AND (lower(split_part(e.title, ' ', 1)) = lower(n.name)
+              OR lower(reverse(split_part(reverse(e.title), ' ', 1))) = lower(n.name)
               OR (${inNamespaces('e', input.filter.namespaces)} AND e.key IN (n.name, lower(n.name))))
+         AND (e.title ILIKE n.name OR e.title ILIKE n.name || ' %' OR e.title ILIKE '% ' || n.name
+              OR e.key IN (n.name, lower(n.name)))
          AND ${visible('e', visibleScopes)}
        ORDER BY e.key, e.namespace
        LIMIT 4
