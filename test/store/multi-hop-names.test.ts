@@ -33,7 +33,7 @@ describe('multi-hop: the entities a name names', () => {
       NS,
       keys.map((subject) => ({ subject, predicate: 'member_of', object: 'team:hub' })),
     );
-    keys.forEach((k, i) => subjectsOf.set(ids[i]!, k));
+    for (const [i, k] of keys.entries()) subjectsOf.set(ids[i]!, k);
   });
   afterAll(async () => {
     await gw?.close();
