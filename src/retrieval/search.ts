@@ -168,6 +168,7 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
             heldAt: request.filters?.asOf ?? null,
             maxNodes: s.graph.maxNodes,
             maxEdgesPerNode: s.graph.maxEdgesPerNode,
+            withRows: true,
           }),
         )
       : Promise.resolve([]),

@@ -22,7 +22,7 @@ import {
   SEARCH_MODES,
 } from '../retrieval/vocabulary.js';
 import { maskForPrincipal } from '../security/pii-masking.js';
-import type { ChunkRow } from '../store/chunk-store.js';
+import type { ChunkRow, HitChunkRow } from '../store/chunk-store.js';
 import type { EntityRow } from '../store/entity-store.js';
 import type { Neighbor } from './graph-service.js';
 import type { RequestScope } from './request-scope.js';
@@ -266,9 +266,21 @@ export class SearchService {
     return this.present(request.mode, outcome);
   }
 
-  /** Loads what the hits and neighbours point at (one statement per namespace and table). */
+  /**
+   * Loads what the hits and neighbours point at: the statements of the search already read
+   * most of it (the hits' nodes, the neighbours' entities and facts), the rest costs one
+   * statement per namespace and table.
+   */
   private async present(mode: SearchMode, outcome: SearchOutcome): Promise<SearchResultModel> {
     const { loaders } = this.scope;
+    for (const h of outcome.hits) {
+      const owner = (h.chunk as Partial<HitChunkRow>).owner;
+      if (owner !== undefined) loaders.entity.prime(nsKey(h.chunk.namespace, h.chunk.nodeKey), owner);
+    }
+    for (const n of outcome.neighbors) {
+      if (n.entity) loaders.entity.prime(nsKey(n.namespace, n.key), n.entity);
+      if (n.fact) loaders.fact.prime(nsKey(n.namespace, n.factId), n.fact);
+    }
     const entityKeys = new Set<string>();
     for (const h of outcome.hits) entityKeys.add(nsKey(h.chunk.namespace, h.chunk.nodeKey));
     for (const n of outcome.neighbors) {

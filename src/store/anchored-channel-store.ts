@@ -5,12 +5,15 @@
  * `asOf`, relevance scopes — written once there and applied before anything is ranked.
  */
 import type { Queryable } from '../db/database.js';
+import { ENTITY_JSON, type EntityRow, entityRowOfJson } from './entity-store.js';
+import { FACT_JSON, type FactRow, factRowOfJson } from './fact-store.js';
 import {
   type SqlFragment,
   chunkHeld,
   factHeld,
   factVisible,
   param,
+  raw,
   relevant,
   run,
   sql,
@@ -185,6 +188,8 @@ export interface GraphWalkInput {
   hops: number;
   maxNodes: number;
   maxEdgesPerNode: number;
+  /** Also read each neighbour's entity row and the row of the fact it was reached through. */
+  withRows?: boolean;
 }
 
 export interface GraphWalkRow {
@@ -195,6 +200,9 @@ export interface GraphWalkRow {
   throughKey: string | null;
   support: number;
   chunkId: number | null;
+  /** With `withRows`: the neighbour's entity and the fact `factId` (both visible: walked). */
+  entity?: EntityRow;
+  fact?: FactRow;
 }
 
 /** One direction of a walk step: the newest ACTIVE facts at `asOf` leaving `w.key` that way. */
@@ -229,6 +237,8 @@ export async function graphNeighbours(q: Queryable, input: GraphWalkInput): Prom
     throughKey: string | null;
     support: unknown;
     chunkId: unknown;
+    entity?: Record<string, unknown> | null;
+    fact?: Record<string, unknown> | null;
   }>(
     q,
     sql`/* graphChannel */
@@ -258,7 +268,12 @@ export async function graphNeighbours(q: Queryable, input: GraphWalkInput): Prom
             (SELECT c.chunk_id FROM chunks c
              WHERE c.namespace = r.namespace AND c.node_key = r.key AND ${visible('c', input.visibleScopes)}
                AND ${chunkHeld('c', input.heldAt)}
-             ORDER BY c.ord LIMIT 1) AS "chunkId"
+             ORDER BY c.ord LIMIT 1) AS "chunkId"${raw(
+               input.withRows
+                 ? `, ${ENTITY_JSON} AS entity,
+            (SELECT ${FACT_JSON} FROM facts f WHERE f.namespace = r.namespace AND f.fact_id = r.via) AS fact`
+                 : '',
+             )}
      FROM reached r
      JOIN entities e ON e.namespace = r.namespace AND e.key = r.key AND ${visible('e', input.visibleScopes)}
      ORDER BY r.distance, r.support DESC, r.namespace, r.key
@@ -272,5 +287,7 @@ export async function graphNeighbours(q: Queryable, input: GraphWalkInput): Prom
     throughKey: r.throughKey,
     support: Number(r.support),
     chunkId: r.chunkId == null ? null : Number(r.chunkId),
+    ...(r.entity ? { entity: entityRowOfJson(r.entity) } : {}),
+    ...(r.fact ? { fact: factRowOfJson(r.fact) } : {}),
   }));
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { namedIn } from './entity-link-store.js';
+import { ENTITY_JSON, type EntityRow, entityRowOfJson } from './entity-store.js';
 import { raw, run, sql, visible } from './sql.js';
 import { visibleTo } from './visibility.js';
 
@@ -288,13 +289,15 @@ export async function otherVectorColumns(q: Queryable): Promise<string[]> {
 export interface HitChunkRow extends ChunkRow {
   /** Sorted entity keys; empty for a chunk that is not an observation's own text, or without a query. */
   namedEntities: string[];
+  /** The chunk's node as `findEntitiesByKeys` reads it; null where absent or invisible. */
+  owner: EntityRow | null;
 }
 
 /**
  * The rows of a search's hits, in the order of `refs` (null where absent or invisible), each
- * with the entities `query` names that its observation is linked to (actor, subject or mention;
- * only entities the caller may see): the chunk read and the entity-name boost's lookup in one
- * statement. Only an observation's own text (node = observation) is looked up; `query` null
+ * with its node's entity row and the entities `query` names that its observation is linked to
+ * (actor, subject or mention; only entities the caller may see): the chunk read, the owners'
+ * read and the entity-name boost's lookup in one statement. Only an observation's own text (node = observation) is looked up; `query` null
  * looks up nothing (and the statement is the plain row read). Index-backed: chunks and entities by primary key, mentions by observation.
  */
 export async function findHitChunks(
@@ -317,10 +320,12 @@ export async function findHitChunks(
                WHERE m.namespace = c.namespace AND m.observation_id = c.observation_id
                  AND ${visible('e', visibleScopes)} AND ${namedIn('e', named)})
             END`;
-  const { rows } = await run<HitChunkRow>(
+  const { rows } = await run<Omit<HitChunkRow, 'owner'> & { owner: Record<string, unknown> | null }>(
     q,
     sql`/* findHitChunks */
-     SELECT ${raw(CHUNK_COLUMNS)}, ${namedEntities} AS "namedEntities"
+     SELECT ${raw(CHUNK_COLUMNS)}, ${namedEntities} AS "namedEntities",
+            (SELECT ${raw(ENTITY_JSON)} FROM entities e
+             WHERE e.namespace = c.namespace AND e.key = c.node_key AND ${visible('e', visibleScopes)}) AS owner
      FROM chunks c
      WHERE c.namespace = ANY(${namespaces}::text[]) AND c.chunk_id = ANY(${ids}::bigint[])
        AND ${visible('c', visibleScopes)}`,
@@ -328,6 +333,8 @@ export async function findHitChunks(
   const byRef = new Map(rows.map((r) => [`${r.namespace}\u0000${Number(r.chunkId)}`, r]));
   return refs.map((r) => {
     const row = byRef.get(`${r.namespace}\u0000${r.chunkId}`);
-    return row ? { ...row, namedEntities: row.namedEntities ?? [] } : null;
+    if (!row) return null;
+    const owner = row.owner ? entityRowOfJson(row.owner) : null;
+    return { ...row, namedEntities: row.namedEntities ?? [], owner };
   });
 }

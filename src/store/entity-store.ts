@@ -29,6 +29,23 @@ export const ENTITY_COLUMNS = `
   e.pii, e.pii_categories AS "piiCategories", e.last_seen AS "lastSeen",
   e.created_at AS "createdAt", e.updated_at AS "updatedAt"`;
 
+/**
+ * `ENTITY_COLUMNS` of the entity `e` in scope as one JSON object, for a statement that reads an
+ * entity beside its own rows: the row `findEntitiesByKeys` reads, so a loader may be primed with it.
+ */
+export const ENTITY_JSON = `(SELECT to_jsonb(r) FROM (SELECT ${ENTITY_COLUMNS}) r)`;
+
+/** An `entityJson` object as the row (JSON has no timestamps: they come back as text). */
+export function entityRowOfJson(json: Record<string, unknown>): EntityRow {
+  const time = (v: unknown) => new Date(v as string);
+  return {
+    ...(json as unknown as EntityRow),
+    lastSeen: json.lastSeen == null ? null : time(json.lastSeen),
+    createdAt: time(json.createdAt),
+    updatedAt: time(json.updatedAt),
+  };
+}
+
 export interface EntityWrite {
   key: string;
   kind: string;

@@ -35,6 +35,20 @@ export const FACT_COLUMNS = `
   f.supersedes, f.superseded_by AS "supersededBy", f.observation_ids AS "observationIds",
   f.source_path AS "sourcePath", f.scopes, f.visibility, f.attributes, f.status_reason AS "statusReason"`;
 
+/** `FACT_COLUMNS` of the fact `f` in scope as one JSON object (see ENTITY_JSON). */
+export const FACT_JSON = `(SELECT to_jsonb(r) FROM (SELECT ${FACT_COLUMNS}) r)`;
+
+/** A `factJson` object as the row (timestamps come back as text). */
+export function factRowOfJson(json: Record<string, unknown>): FactRow {
+  const time = (v: unknown) => new Date(v as string);
+  return {
+    ...(json as unknown as FactRow),
+    validFrom: time(json.validFrom),
+    validTo: json.validTo == null ? null : time(json.validTo),
+    recordedAt: time(json.recordedAt),
+  };
+}
+
 /** Rows in the order of `factIds`; null where absent or invisible. */
 export async function findFactsByIds(
   q: Queryable,

@@ -400,6 +400,43 @@ describe('search and recall', () => {
     expect(none.channelStats.some((s) => s.channel === 'graph')).toBe(false);
   });
 
+  it("reads the hits' nodes and the neighbours' entities and facts exactly as entity() and fact() do", async () => {
+    const ENTITY_FIELDS = 'id key kind title attributes confidence lastSeen origin sourcePath';
+    const FACT_FIELDS =
+      'id factId predicate validFrom validTo recordedAt confidence conflict evidence status statusReason scopes attributes sourcePath';
+    const res = await gw.gql<{
+      search: {
+        hits: { chunk: { node: Record<string, unknown> } }[];
+        neighbors: { entity: Record<string, unknown>; via: Record<string, unknown> }[];
+      };
+    }>(
+      `query($input: SearchInput!) { search(input: $input) {
+         hits { chunk { node { ${ENTITY_FIELDS} } } }
+         neighbors { entity { ${ENTITY_FIELDS} } via { ${FACT_FIELDS} } } } }`,
+      { input: { namespaces: ['kb'], query: 'HTTP 504 gateway timeouts', k: 1, hops: 1 } },
+      { token: TOKEN_W2 },
+    );
+    expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+    const { hits, neighbors } = res.data!.search;
+    expect(neighbors.length).toBeGreaterThan(0);
+    for (const entity of [hits[0]!.chunk.node, ...neighbors.map((n) => n.entity)]) {
+      const alone = await gw.gql<{ entity: unknown }>(
+        `query($key: String!) { entity(namespace: "kb", key: $key) { ${ENTITY_FIELDS} } }`,
+        { key: entity.key },
+        { token: TOKEN_W2 },
+      );
+      expect(entity).toEqual(alone.data!.entity);
+    }
+    for (const { via } of neighbors) {
+      const alone = await gw.gql<{ fact: unknown }>(
+        `query($id: String!) { fact(namespace: "kb", factId: $id) { ${FACT_FIELDS} } }`,
+        { id: via.factId },
+        { token: TOKEN_W2 },
+      );
+      expect(via).toEqual(alone.data!.fact);
+    }
+  });
+
   it('renders a numbered context with key, title, heading and source', async () => {
     const r = await search({ namespaces: ['kb'], query: 'E1234', k: 1, hops: 0 });
     expect(r.context).toBe(
@@ -427,9 +464,11 @@ describe('search and recall', () => {
 
   it('costs a bounded number of SQL statements', async () => {
     const r = await search({ namespaces: ['kb'], query: 'E1234 connection pool', k: 8, hops: 1 });
-    // vector, lexical, exact; chunk rows (with the entities the query names that their
-    // observations are linked to) and graph; entities and facts of the neighbours.
-    expect(r.statements).toBeLessThanOrEqual(7);
+    // vector, lexical, exact; then the hits' rows (with their nodes and the entities the query
+    // names that their observations are linked to) and the graph walk (with the neighbours'
+    // entities and facts): nothing is left for the result to read.
+    expect(r.neighbors.length).toBeGreaterThan(0);
+    expect(r.statements).toBe(5);
   });
 
   it('rejects bad input with BAD_USER_INPUT', async () => {

@@ -23,6 +23,8 @@ export interface GraphChannelInput {
    * by then, a neighbour's chunk written by then (see store/visibility.ts).
    */
   heldAt?: Date | null;
+  /** Also read each neighbour's entity row and the fact it was reached through (search shows them). */
+  withRows?: boolean;
 }
 
 /**
@@ -52,5 +54,6 @@ export async function graphChannel(q: Queryable, input: GraphChannelInput): Prom
     hops,
     maxNodes: input.maxNodes,
     maxEdgesPerNode: input.maxEdgesPerNode,
+    withRows: input.withRows === true,
   });
 }
