@@ -58,7 +58,7 @@ function servedFact(input: MultiHopInput, visibleScopes: string[] | null): SqlFr
  * Facts around entities named by each name: a few entities per name, then per entity the newest
  * facts on each side through the (namespace, subject|object, valid_from) indexes. Every branch
  * of the entity match is indexable — the title's first or last word (lower-cased, migration
- * 014: a title that is, starts or ends with the name has it as one of them; the ILIKE patterns
+ * 018: a title that is, starts or ends with the name has it as one of them; the ILIKE patterns
  * then check exactly), the key by equality on the primary key (as written or lower-cased; names
  * are single capitalised words, never an ILIKE wildcard) — so the match is a BitmapOr of
  * equality probes; a key pattern (`key ILIKE name`) had no index and made it a sequential scan
