@@ -9,7 +9,7 @@
  * hybrid search against memgate and mem0's OSS memory with its pgvector store. Writes
  * peers-<size>.json and .md under bench/results (or --out).
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'graphql';
@@ -396,6 +396,7 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
     const report = await runPeers(o, log);
     const md = renderPeersMarkdown(report);
     const name = `peers-${o.quick ? 'quick' : o.size}`;
+    mkdirSync(o.out, { recursive: true });
     writeFileSync(join(o.out, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(join(o.out, `${name}.md`), md);
     process.stdout.write(`\n${md}`);
