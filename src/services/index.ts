@@ -39,25 +39,88 @@ export interface Services {
   contextIndex: ContextIndexService;
 }
 
+/**
+ * Each service is built on first use: a request touches one or two of them, and building all
+ * of them for every request was a measurable share of a small read's CPU.
+ */
+class RequestServices implements Services {
+  #entities?: EntityService;
+  #observations?: ObservationService;
+  #facts?: FactService;
+  #purge?: PurgeService;
+  #documents?: DocumentService;
+  #graph?: GraphService;
+  #provenance?: ProvenanceService;
+  #search?: SearchService;
+  #context?: ContextService;
+  #route?: RouteService;
+  #audit?: AuditService;
+  #domainPacks?: DomainPackService;
+  #snapshots?: SnapshotService;
+  #typedContext?: TypedContextService;
+  #textSearch?: TextSearchService;
+  #changes?: ChangeService;
+  #bulkImport?: BulkImportService;
+  #contextIndex?: ContextIndexService;
+
+  constructor(private readonly scope: RequestScope) {}
+
+  get entities(): EntityService {
+    return (this.#entities ??= new EntityService(this.scope));
+  }
+  get observations(): ObservationService {
+    return (this.#observations ??= new ObservationService(this.scope));
+  }
+  get facts(): FactService {
+    return (this.#facts ??= new FactService(this.scope));
+  }
+  get purge(): PurgeService {
+    return (this.#purge ??= new PurgeService(this.scope));
+  }
+  get documents(): DocumentService {
+    return (this.#documents ??= new DocumentService(this.scope));
+  }
+  get graph(): GraphService {
+    return (this.#graph ??= new GraphService(this.scope));
+  }
+  get provenance(): ProvenanceService {
+    return (this.#provenance ??= new ProvenanceService(this.scope));
+  }
+  get search(): SearchService {
+    return (this.#search ??= new SearchService(this.scope));
+  }
+  get context(): ContextService {
+    return (this.#context ??= new ContextService(this.scope));
+  }
+  get route(): RouteService {
+    return (this.#route ??= new RouteService(this.scope));
+  }
+  get audit(): AuditService {
+    return (this.#audit ??= new AuditService(this.scope));
+  }
+  get domainPacks(): DomainPackService {
+    return (this.#domainPacks ??= new DomainPackService(this.scope));
+  }
+  get snapshots(): SnapshotService {
+    return (this.#snapshots ??= new SnapshotService(this.scope));
+  }
+  get typedContext(): TypedContextService {
+    return (this.#typedContext ??= new TypedContextService(this.scope));
+  }
+  get textSearch(): TextSearchService {
+    return (this.#textSearch ??= new TextSearchService(this.scope));
+  }
+  get changes(): ChangeService {
+    return (this.#changes ??= new ChangeService(this.scope));
+  }
+  get bulkImport(): BulkImportService {
+    return (this.#bulkImport ??= new BulkImportService(this.scope));
+  }
+  get contextIndex(): ContextIndexService {
+    return (this.#contextIndex ??= new ContextIndexService(this.scope));
+  }
+}
+
 export function createServices(scope: RequestScope): Services {
-  return {
-    entities: new EntityService(scope),
-    observations: new ObservationService(scope),
-    facts: new FactService(scope),
-    purge: new PurgeService(scope),
-    documents: new DocumentService(scope),
-    graph: new GraphService(scope),
-    provenance: new ProvenanceService(scope),
-    search: new SearchService(scope),
-    context: new ContextService(scope),
-    route: new RouteService(scope),
-    audit: new AuditService(scope),
-    domainPacks: new DomainPackService(scope),
-    snapshots: new SnapshotService(scope),
-    typedContext: new TypedContextService(scope),
-    textSearch: new TextSearchService(scope),
-    changes: new ChangeService(scope),
-    bulkImport: new BulkImportService(scope),
-    contextIndex: new ContextIndexService(scope),
-  };
+  return new RequestServices(scope);
 }
