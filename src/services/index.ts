@@ -66,58 +66,76 @@ class RequestServices implements Services {
   constructor(private readonly scope: RequestScope) {}
 
   get entities(): EntityService {
-    return (this.#entities ??= new EntityService(this.scope));
+    this.#entities ??= new EntityService(this.scope);
+    return this.#entities;
   }
   get observations(): ObservationService {
-    return (this.#observations ??= new ObservationService(this.scope));
+    this.#observations ??= new ObservationService(this.scope);
+    return this.#observations;
   }
   get facts(): FactService {
-    return (this.#facts ??= new FactService(this.scope));
+    this.#facts ??= new FactService(this.scope);
+    return this.#facts;
   }
   get purge(): PurgeService {
-    return (this.#purge ??= new PurgeService(this.scope));
+    this.#purge ??= new PurgeService(this.scope);
+    return this.#purge;
   }
   get documents(): DocumentService {
-    return (this.#documents ??= new DocumentService(this.scope));
+    this.#documents ??= new DocumentService(this.scope);
+    return this.#documents;
   }
   get graph(): GraphService {
-    return (this.#graph ??= new GraphService(this.scope));
+    this.#graph ??= new GraphService(this.scope);
+    return this.#graph;
   }
   get provenance(): ProvenanceService {
-    return (this.#provenance ??= new ProvenanceService(this.scope));
+    this.#provenance ??= new ProvenanceService(this.scope);
+    return this.#provenance;
   }
   get search(): SearchService {
-    return (this.#search ??= new SearchService(this.scope));
+    this.#search ??= new SearchService(this.scope);
+    return this.#search;
   }
   get context(): ContextService {
-    return (this.#context ??= new ContextService(this.scope));
+    this.#context ??= new ContextService(this.scope);
+    return this.#context;
   }
   get route(): RouteService {
-    return (this.#route ??= new RouteService(this.scope));
+    this.#route ??= new RouteService(this.scope);
+    return this.#route;
   }
   get audit(): AuditService {
-    return (this.#audit ??= new AuditService(this.scope));
+    this.#audit ??= new AuditService(this.scope);
+    return this.#audit;
   }
   get domainPacks(): DomainPackService {
-    return (this.#domainPacks ??= new DomainPackService(this.scope));
+    this.#domainPacks ??= new DomainPackService(this.scope);
+    return this.#domainPacks;
   }
   get snapshots(): SnapshotService {
-    return (this.#snapshots ??= new SnapshotService(this.scope));
+    this.#snapshots ??= new SnapshotService(this.scope);
+    return this.#snapshots;
   }
   get typedContext(): TypedContextService {
-    return (this.#typedContext ??= new TypedContextService(this.scope));
+    this.#typedContext ??= new TypedContextService(this.scope);
+    return this.#typedContext;
   }
   get textSearch(): TextSearchService {
-    return (this.#textSearch ??= new TextSearchService(this.scope));
+    this.#textSearch ??= new TextSearchService(this.scope);
+    return this.#textSearch;
   }
   get changes(): ChangeService {
-    return (this.#changes ??= new ChangeService(this.scope));
+    this.#changes ??= new ChangeService(this.scope);
+    return this.#changes;
   }
   get bulkImport(): BulkImportService {
-    return (this.#bulkImport ??= new BulkImportService(this.scope));
+    this.#bulkImport ??= new BulkImportService(this.scope);
+    return this.#bulkImport;
   }
   get contextIndex(): ContextIndexService {
-    return (this.#contextIndex ??= new ContextIndexService(this.scope));
+    this.#contextIndex ??= new ContextIndexService(this.scope);
+    return this.#contextIndex;
   }
 }
 
