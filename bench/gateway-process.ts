@@ -31,10 +31,13 @@ export async function startGateway(
   cacheDir: string,
   env: Record<string, string> = {},
   processEnv: Record<string, string> = {},
+  /** The Node binary to run the gateway on (default: this process's). */
+  execPath: string = process.execPath,
 ): Promise<GatewayProcess> {
   const started = performance.now();
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const child: ChildProcess = fork(join(here, 'gateway-child.ts'), [], {
+    execPath,
     // e.g. MEMGATE_BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the gateway.
     execArgv: [
       '--import',

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { median, round } from '../stats.js';
 import { type Rounds, type ShapeRatios, TARGETS, medianRatio, meetsTargets, shapeRatios } from './measure.js';
-import { PEERS_DIR } from './processes.js';
+import { PEERS_DIR, PEER_NODE } from './processes.js';
 import type { PeerOptions } from './run.js';
 import { SHAPES } from './shapes.js';
 
@@ -18,7 +18,15 @@ export interface PeerReport {
     rounds: number;
     clients: [number, number];
     dataset: { entities: number; facts: number; chunks: number };
-    machine: { cpu: string; cores: number; node: string; loadAvgStart: number[]; loadAvgEnd: number[] };
+    machine: {
+      cpu: string;
+      cores: number;
+      node: string;
+      /** The Node memgate ran on (`--memgate-node`); absent in older results. */
+      memgateNode?: string;
+      loadAvgStart: number[];
+      loadAvgEnd: number[];
+    };
     versions: Record<string, string>;
     targets: typeof TARGETS;
   };
@@ -41,6 +49,7 @@ export interface ReportInput {
   cpu: string;
   cores: number;
   node: string;
+  memgateNode: string;
   dataset: PeerReport['meta']['dataset'];
 }
 
@@ -54,7 +63,11 @@ export function buildReport(input: ReportInput): PeerReport {
     meta: {
       date: new Date().toISOString(),
       durationMs: Math.round(input.durationMs),
-      command: `npm run bench:peers -- ${o.quick ? '--quick' : `--size ${o.size} --rounds ${o.rounds}`}`,
+      command: `npm run bench:peers -- ${o.quick ? '--quick' : `--size ${o.size} --rounds ${o.rounds}`}${
+        o.memgateNode === process.execPath
+          ? ''
+          : ` --memgate-node ${o.memgateNode === PEER_NODE ? 'peer' : o.memgateNode}`
+      }`,
       commit: git(['rev-parse', '--short', 'HEAD']),
       size: o.size,
       rounds: o.rounds,
@@ -64,6 +77,7 @@ export function buildReport(input: ReportInput): PeerReport {
         cpu: input.cpu,
         cores: input.cores,
         node: input.node,
+        memgateNode: input.memgateNode,
         loadAvgStart: input.loadAvgStart.map((x) => round(x)),
         loadAvgEnd: input.loadAvgEnd.map((x) => round(x)),
       },
@@ -100,7 +114,8 @@ export function renderPeersMarkdown(r: PeerReport): string {
     `${r.meta.date} · commit ${r.meta.commit} · ${r.meta.rounds} interleaved rounds · ${r.meta.machine.cores} cores (${r.meta.machine.cpu}) · ` +
       `load average ${r.meta.machine.loadAvgStart.join(' / ')} at start, ${r.meta.machine.loadAvgEnd.join(' / ')} at end`,
     '',
-    `PostGraphile ${r.meta.versions.postgraphile} (Node ${r.meta.versions.peerNode}), mem0ai ${r.meta.versions.mem0ai}; ` +
+    `memgate on Node ${(r.meta.machine.memgateNode ?? r.meta.machine.node).replace(/^v/, '')}, ` +
+      `PostGraphile ${r.meta.versions.postgraphile} (Node ${r.meta.versions.peerNode}), mem0ai ${r.meta.versions.mem0ai}; ` +
       `${r.meta.dataset.entities} entities, ${r.meta.dataset.facts} facts, ${r.meta.dataset.chunks} chunks. ` +
       "Each ratio is the median over rounds of that round's ratio.",
     '',

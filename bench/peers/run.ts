@@ -2,14 +2,17 @@
  * `npm run bench:peers`: memgate beside its peers on one native PostgreSQL database.
  *
  *   scripts/with-native-postgres.sh npm run bench:peers [-- --size S|L] [--rounds N] [--quick]
+ *     [--memgate-node peer|PATH]
  *
  * Loads the benchmark's dataset once, then runs in interleaved rounds, at 1 and 32 clients:
  * the four read shapes of shapes.ts against memgate over HTTP, PostGraphile 5 over the same
  * tables, and the floor (memgate's own statements replayed from a bare HTTP server); and
  * hybrid search against memgate and mem0's OSS memory with its pgvector store. Writes
- * peers-<size>.json and .md under bench/results (or --out).
+ * peers-<size>.json and .md under bench/results (or --out). `--memgate-node peer` runs memgate
+ * on the same Node binary as PostGraphile and mem0 (default: the Node running the bench).
  */
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'graphql';
@@ -44,6 +47,8 @@ export interface PeerOptions {
   seed: number;
   out: string;
   clients: [number, number];
+  /** The Node binary memgate runs on. */
+  memgateNode: string;
 }
 
 type Log = (msg: string) => void;
@@ -57,6 +62,7 @@ export function parsePeerArgs(argv: string[]): PeerOptions {
     seed: 42,
     out: join(root, 'bench', 'results'),
     clients: [1, 32],
+    memgateNode: process.execPath,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -73,7 +79,10 @@ export function parsePeerArgs(argv: string[]): PeerOptions {
     else if (arg === '--seed') o.seed = Number.parseInt(value(), 10) || 42;
     else if (arg === '--out') o.out = value();
     else if (arg === '--quick') o.quick = true;
-    else throw new Error(`unknown option ${arg}`);
+    else if (arg === '--memgate-node') {
+      const v = value();
+      o.memgateNode = v === 'peer' ? PEER_NODE : v;
+    } else throw new Error(`unknown option ${arg}`);
   }
   if (o.quick) {
     o.size = 'quick';
@@ -143,6 +152,7 @@ export async function runPeers(o: PeerOptions, log: Log): Promise<PeerReport> {
       cpu: cpus()[0]?.model ?? 'unknown',
       cores: cpus().length,
       node: process.version,
+      memgateNode: execFileSync(o.memgateNode, ['--version'], { encoding: 'utf8' }).trim(),
       dataset: { entities: ds.entities, facts: SIZES[o.size].facts, chunks: SIZES[o.size].chunks },
     });
   } finally {
@@ -164,7 +174,13 @@ async function startSystems(
   const n = counts(o);
   const depth = Math.max(...SHAPES.map((s) => documentDepth(parse(s.memgate))));
   const location = { backend: 'postgres' as const, url, name: new URL(url).pathname.slice(1) };
-  const memgate = await startGateway(location, cacheDir, { MEMGATE_MAX_DEPTH: String(depth) });
+  const memgate = await startGateway(
+    location,
+    cacheDir,
+    { MEMGATE_MAX_DEPTH: String(depth) },
+    {},
+    o.memgateNode,
+  );
   stoppers.push(() => memgate.stop());
   log(`memgate on ${memgate.url}`);
   const postgraphile = await startPeer(
@@ -396,6 +412,7 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
     const report = await runPeers(o, log);
     const md = renderPeersMarkdown(report);
     const name = `peers-${o.quick ? 'quick' : o.size}`;
+    mkdirSync(o.out, { recursive: true });
     writeFileSync(join(o.out, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(join(o.out, `${name}.md`), md);
     process.stdout.write(`\n${md}`);

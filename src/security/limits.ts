@@ -4,6 +4,8 @@ import {
   type FieldNode,
   type FragmentDefinitionNode,
   GraphQLError,
+  Kind,
+  type NonNullTypeNode,
   type GraphQLInputType,
   type GraphQLNamedType,
   type GraphQLSchema,
@@ -15,6 +17,7 @@ import {
   getNullableType,
   getVariableValues,
   isCompositeType,
+  isEnumType,
   isInputObjectType,
   isInterfaceType,
   isLeafType,
@@ -86,6 +89,7 @@ export function limitExceeded(limit: string, message: string, max: number, actua
 }
 
 export function useQueryLimits(limits: QueryLimits = DEFAULT_LIMITS): Plugin {
+  const checkOnce = checkedPerDocument(limits);
   return {
     // Thrown, not set as a result: that stops the remaining onParams hooks; yoga answers 400.
     onParams({ params }) {
@@ -115,12 +119,11 @@ export function useQueryLimits(limits: QueryLimits = DEFAULT_LIMITS): Plugin {
     onExecute({ args, setResultAndStopExecution }) {
       const operation = selectedOperation(args.document, args.operationName ?? undefined);
       if (!operation) return;
-      const error = checkCostAndLists(
+      const error = checkOnce(
         args.schema,
         args.document,
         operation,
         (args.variableValues ?? {}) as Record<string, unknown>,
-        limits,
       );
       if (error) setResultAndStopExecution({ errors: [error] });
     },
@@ -512,4 +515,98 @@ function checkCostAndLists(
     );
   }
   return null;
+}
+
+// -----------------------------------------------------------------------------------------
+// The same check, once per document where variables cannot change its outcome
+
+/**
+ * Cost and argument checks of an operation whose variables are all String, ID, Boolean or
+ * enum values (no lists, no input objects, no Int, no DateTime, no JSON) do not depend on
+ * the values: no variable can be a size, a list or a date. Such an operation is checked once
+ * (yoga caches the parsed document, so the same operation node comes back) with stand-in
+ * values; each request then only checks that its values are plain and storable, and anything
+ * else takes the full check, which words the errors.
+ */
+function checkedPerDocument(limits: QueryLimits) {
+  const bySchema = new WeakMap<GraphQLSchema, WeakMap<OperationDefinitionNode, PlainCheck | null>>();
+  return (
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operation: OperationDefinitionNode,
+    variables: Record<string, unknown>,
+  ): GraphQLError | null => {
+    let byOperation = bySchema.get(schema);
+    if (!byOperation) {
+      byOperation = new WeakMap();
+      bySchema.set(schema, byOperation);
+    }
+    let plain = byOperation.get(operation);
+    if (plain === undefined) {
+      const kinds = plainVariables(schema, operation);
+      plain = kinds && {
+        kinds,
+        error: checkCostAndLists(schema, document, operation, standIns(kinds), limits),
+      };
+      byOperation.set(operation, plain);
+    }
+    if (plain && valuesArePlain(plain.kinds, variables)) return plain.error;
+    return checkCostAndLists(schema, document, operation, variables, limits);
+  };
+}
+
+type PlainKind =
+  | { name: string; kind: 'string' | 'boolean'; required: boolean }
+  | { name: string; kind: 'enum'; required: boolean; values: ReadonlySet<string> };
+
+interface PlainCheck {
+  kinds: PlainKind[];
+  error: GraphQLError | null;
+}
+
+/** The operation's variables as plain kinds, or null when any may change the check. */
+function plainVariables(schema: GraphQLSchema, operation: OperationDefinitionNode): PlainKind[] | null {
+  const kinds: PlainKind[] = [];
+  for (const def of operation.variableDefinitions ?? []) {
+    const nonNull = def.type.kind === Kind.NON_NULL_TYPE;
+    const named = nonNull ? (def.type as NonNullTypeNode).type : def.type;
+    if (named.kind !== Kind.NAMED_TYPE) return null;
+    const type = schema.getType(named.name.value);
+    const name = def.variable.name.value;
+    // A default value applies when the variable is absent: the full check reads it.
+    if (def.defaultValue) return null;
+    const required = nonNull;
+    if (type === schema.getType('String') || type === schema.getType('ID'))
+      kinds.push({ name, kind: 'string', required });
+    else if (type === schema.getType('Boolean')) kinds.push({ name, kind: 'boolean', required });
+    else if (isEnumType(type))
+      kinds.push({ name, kind: 'enum', required, values: new Set(type.getValues().map((v) => v.name)) });
+    else return null;
+  }
+  return kinds;
+}
+
+function standIns(kinds: readonly PlainKind[]): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const k of kinds) {
+    if (k.kind === 'enum') values[k.name] = [...k.values][0];
+    else values[k.name] = k.kind === 'string' ? 'x' : false;
+  }
+  return values;
+}
+
+/** Values that coerce as they are and hold storable text; anything else gets the full check. */
+function valuesArePlain(kinds: readonly PlainKind[], variables: Record<string, unknown>): boolean {
+  for (const k of kinds) {
+    const v = variables[k.name];
+    if (v === undefined || v === null) {
+      if (k.required) return false;
+      continue;
+    }
+    if (k.kind === 'boolean') {
+      if (typeof v !== 'boolean') return false;
+    } else if (typeof v !== 'string') return false;
+    else if (k.kind === 'enum' ? !k.values.has(v) : unstorableText(v) !== null) return false;
+  }
+  return true;
 }

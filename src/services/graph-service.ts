@@ -164,15 +164,20 @@ export class GraphService {
 
   // ---------------------------------------------------------------- entity relations
 
-  /** Facts the entity is an endpoint of, newest validFrom first, as of `asOf` (default now). */
-  entityFacts(entity: EntityRow, args: EntityFactsArgs, page: PageArgs): Promise<LazyPage<FactRow>> {
+  /**
+   * Facts the entity is an endpoint of, newest validFrom first, as of `asOf` (default now).
+   * A page a nested read already fetched is answered synchronously: graphql-js then completes
+   * the whole prefetched subtree without a promise per field.
+   */
+  entityFacts(
+    entity: EntityRow,
+    args: EntityFactsArgs,
+    page: PageArgs,
+  ): LazyPage<FactRow> | Promise<LazyPage<FactRow>> {
     assertCanRead(this.scope.principal, entity.namespace);
     const { filter, query } = entityFactsQuery(args, page);
     const key = nsKey(entity.namespace, entity.key);
-    // A nested read may have fetched this very page with its parent (one statement per request).
-    const prefetched = prefetchedFacts(entity, query);
-    const rows = prefetched ? Promise.resolve(prefetched) : this.loaders.graph.entityFacts(query).load(key);
-    return rows.then((found) => ({
+    const toLazyPage = (found: Cursored<FactRow>[]): LazyPage<FactRow> => ({
       ...toPage(
         found,
         query.limit - 1,
@@ -181,11 +186,18 @@ export class GraphService {
         query.cursor !== null,
       ),
       countTotal: () => this.loaders.graph.entityFactCount(filter).load(key),
-    }));
+    });
+    // A nested read may have fetched this very page with its parent (one statement per request).
+    const prefetched = prefetchedFacts(entity, query);
+    if (prefetched) return toLazyPage(prefetched);
+    return this.loaders.graph.entityFacts(query).load(key).then(toLazyPage);
   }
 
-  /** A fact's endpoint: from the nested read that fetched the fact, else through the loader. */
-  async factEndpoint(fact: FactRow, side: 'subject' | 'object'): Promise<EntityRow | null> {
+  /**
+   * A fact's endpoint: from the nested read that fetched the fact (synchronously), else
+   * through the loader.
+   */
+  factEndpoint(fact: FactRow, side: 'subject' | 'object'): EntityRow | null | Promise<EntityRow | null> {
     const prefetched = prefetchedEndpoint(fact, side);
     if (prefetched !== undefined) return prefetched;
     return this.loaders.entity.load(nsKey(fact.namespace, fact[side]));

@@ -60,6 +60,17 @@ export function pageWindow(args: PageArgs, defaultSize = 20): { backwards: boole
   return { backwards, size };
 }
 
+function lazyEdge<T>(node: T, cursorOf: (row: T) => string): { cursor: string; node: T } {
+  let cursor: string | undefined;
+  return {
+    node,
+    get cursor() {
+      cursor ??= cursorOf(node);
+      return cursor;
+    },
+  };
+}
+
 /**
  * Builds a connection from rows fetched with one extra row (size + 1) to learn whether
  * another page exists, in the requested direction.
@@ -73,14 +84,19 @@ export function toPage<T>(
 ): Page<T> {
   const hasMore = rows.length > size;
   const kept = backwards ? rows.slice(Math.max(0, rows.length - size)) : rows.slice(0, size);
-  const edges = kept.map((node) => ({ cursor: cursorOf(node), node }));
+  // Cursors are encoded when read: a nested walk selects none of its hundreds of edges' cursors.
+  const edges = kept.map((node) => lazyEdge(node, cursorOf));
   return {
     edges,
     pageInfo: {
       hasNextPage: backwards ? hadCursor : hasMore,
       hasPreviousPage: backwards ? hasMore : hadCursor,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges[edges.length - 1]?.cursor ?? null,
+      get startCursor() {
+        return edges[0]?.cursor ?? null;
+      },
+      get endCursor() {
+        return edges[edges.length - 1]?.cursor ?? null;
+      },
     },
   };
 }

@@ -1,4 +1,3 @@
-import { stableJson } from '../loaders.js';
 import type { EntityRow } from '../store/entity-store.js';
 import type { FactRow } from '../store/fact-store.js';
 import type { Cursored, EntityFactsQuery } from '../store/graph-store.js';
@@ -11,14 +10,14 @@ import type { EntityTree, EntityTreeShape, FactTree, FactTreeShape } from '../st
  * did not cover still costs one statement per level. Rows read this way are never primed into
  * the loaders: they hold only the selected columns.
  */
-const factPages = new WeakMap<EntityRow, { query: string; rows: Cursored<FactRow>[] }>();
+const factPages = new WeakMap<EntityRow, { query: EntityFactsQuery; rows: Cursored<FactRow>[] }>();
 const endpoints = new WeakMap<FactRow, { subject?: EntityRow | null; object?: EntityRow | null }>();
 
 /** Registers the relations of a tree read to `shape` and returns its root row. */
 export function attachTree(tree: EntityTree, shape: EntityTreeShape): EntityRow {
   const facts = shape.facts;
   if (!tree.facts || !facts) return tree.row;
-  factPages.set(tree.row, { query: stableJson(facts.query), rows: tree.facts.map((f) => f.row) });
+  factPages.set(tree.row, { query: facts.query, rows: tree.facts.map((f) => f.row) });
   for (const fact of tree.facts) attachFact(fact, facts);
   return tree.row;
 }
@@ -37,7 +36,33 @@ function attachFact(fact: FactTree, shape: FactTreeShape): void {
 /** The facts page fetched with this entity for exactly these arguments, if any. */
 export function prefetchedFacts(entity: EntityRow, query: EntityFactsQuery): Cursored<FactRow>[] | null {
   const page = factPages.get(entity);
-  return page && page.query === stableJson(query) ? page.rows : null;
+  return page && sameFactsQuery(page.query, query) ? page.rows : null;
+}
+
+/**
+ * Field by field, as the loaders' stable JSON key would compare them (dates by instant): a
+ * walk asks this once per entity, so it is compared without serialising either side.
+ */
+export function sameFactsQuery(a: EntityFactsQuery, b: EntityFactsQuery): boolean {
+  return (
+    a.direction === b.direction &&
+    a.includeHistory === b.includeHistory &&
+    a.limit === b.limit &&
+    a.backwards === b.backwards &&
+    (a.asOf === b.asOf || (a.asOf !== null && b.asOf !== null && a.asOf.getTime() === b.asOf.getTime())) &&
+    sameList(a.predicates, b.predicates) &&
+    (a.cursor === b.cursor ||
+      (a.cursor !== null &&
+        b.cursor !== null &&
+        a.cursor.micros === b.cursor.micros &&
+        a.cursor.id === b.cursor.id))
+  );
+}
+
+function sameList(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || a.length !== b.length) return false;
+  return a.every((v, i) => v === b[i]);
 }
 
 /** The endpoint fetched with this fact: a row, null (not visible), or undefined (not fetched). */

@@ -149,6 +149,30 @@ describe('query limits', () => {
     expect(count.rows[0]!.n).toBe(2);
   });
 
+  it('checks each request of a repeated document on its own values', async () => {
+    // Checked once per document for its String/enum variables; every request's values still count.
+    const doc = `query Q($ns: String!, $key: String!, $dir: Direction) {
+      entity(namespace: $ns, key: $key) { key facts(first: 2, direction: $dir) { totalCount } }
+    }`;
+    const ok = await gw.gql(doc, { ns: 'lim', key: 'a', dir: 'OUT' });
+    expect(ok.errors).toBeUndefined();
+    const nul = await gw.gql(doc, { ns: 'lim', key: 'a\u0000b' });
+    expect(nul.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(nul.errors?.[0]?.message).toMatch(/Argument "key" of "entity"/);
+    const badEnum = await gw.gql(doc, { ns: 'lim', key: 'a', dir: 'SIDEWAYS' });
+    expect(badEnum.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const missing = await gw.gql(doc, { ns: 'lim' });
+    expect(missing.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    // A literal page size over the cost limit is refused whatever the variables say.
+    const costly = `query C($ns: String!) { entities(namespace: $ns, first: 100) {
+      edges { node { facts(first: 100) { edges { node { object { facts(first: 100) { edges { node { factId } } } } } } } } } } }`;
+    for (const ns of ['lim', 'other']) {
+      const res = await gw.gql(costly, { ns });
+      expect(limitOf(res)).toBe('cost');
+    }
+    expect((await gw.gql(doc, { ns: 'lim', key: 'b' })).errors).toBeUndefined();
+  });
+
   it('refuses page sizes past the maximum', async () => {
     const res = await gw.gql('{ entities(namespace: "lim", first: 201) { totalCount } }');
     expect(res.errors?.[0]?.extensions?.code).toBe('PAGE_SIZE_EXCEEDED');

@@ -9,6 +9,7 @@ import {
   medianRatio,
   shapeRatios,
 } from '../../bench/peers/measure.js';
+import { PEER_NODE } from '../../bench/peers/processes.js';
 import { parsePeerArgs } from '../../bench/peers/run.js';
 import { SHAPES } from '../../bench/peers/shapes.js';
 import { createHashingEmbedder } from '../../src/providers/hashing-embedder.js';
@@ -56,6 +57,9 @@ describe('bench:peers ratios', () => {
     expect(parsePeerArgs(['--quick'])).toMatchObject({ size: 'quick', rounds: 1 });
     expect(parsePeerArgs(['--size', 'l', '--rounds', '3'])).toMatchObject({ size: 'L', rounds: 3 });
     expect(() => parsePeerArgs(['--size', 'M'])).toThrow(/S or L/);
+    // memgate on the bench's own Node unless asked to run on the peers' one.
+    expect(parsePeerArgs([]).memgateNode).toBe(process.execPath);
+    expect(parsePeerArgs(['--memgate-node', 'peer']).memgateNode).toBe(PEER_NODE);
   });
 });
 

@@ -1,5 +1,6 @@
 import { nsKey } from '../../loaders.js';
 import type { FactRow } from '../../store/fact-store.js';
+import type { EntityRow } from '../../store/entity-store.js';
 import { builder } from '../builder.js';
 import { EntityRef } from './entity.js';
 import { EvidenceEnum, FactStatusEnum } from './enums.js';
@@ -19,14 +20,12 @@ builder.node(FactRef, {
     namespace: t.exposeString('namespace'),
     subject: t.field({
       type: EntityRef,
-      resolve: async (f, _a, ctx) =>
-        placeholderIfMissing(f, f.subject, await ctx.services.graph.factEndpoint(f, 'subject')),
+      resolve: (f, _a, ctx) => endpoint(f, 'subject', ctx.services.graph.factEndpoint(f, 'subject')),
     }),
     predicate: t.exposeString('predicate'),
     object: t.field({
       type: EntityRef,
-      resolve: async (f, _a, ctx) =>
-        placeholderIfMissing(f, f.object, await ctx.services.graph.factEndpoint(f, 'object')),
+      resolve: (f, _a, ctx) => endpoint(f, 'object', ctx.services.graph.factEndpoint(f, 'object')),
     }),
     validFrom: t.field({ type: 'DateTime', resolve: (f) => f.validFrom }),
     validTo: t.field({ type: 'DateTime', nullable: true, resolve: (f) => f.validTo }),
@@ -66,15 +65,22 @@ builder.node(FactRef, {
   }),
 });
 
+/** The endpoint row or its placeholder, synchronously when the row is already at hand. */
+function endpoint(
+  f: FactRow,
+  side: 'subject' | 'object',
+  found: EntityRow | null | Promise<EntityRow | null>,
+): EntityRow | Promise<EntityRow> {
+  return found instanceof Promise
+    ? found.then((row) => placeholderIfMissing(f, f[side], row))
+    : placeholderIfMissing(f, f[side], found);
+}
+
 /**
  * An endpoint the caller may not see (visibility scopes) is shown as an opaque placeholder,
  * never as the hidden entity; facts always have both endpoints in the database.
  */
-function placeholderIfMissing<T>(
-  f: FactRow,
-  key: string,
-  row: T | null,
-): T | import('../../store/entity-store.js').EntityRow {
+function placeholderIfMissing<T>(f: FactRow, key: string, row: T | null): T | EntityRow {
   if (row) return row;
   const now = f.recordedAt;
   return {
