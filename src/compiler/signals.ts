@@ -3,6 +3,7 @@
  * bonuses (`scoreBonuses`), every term kept so that the pack explains itself.
  */
 import { type ChannelHit, type FusedCandidate, scoreBonuses } from '../retrieval/fusion.js';
+import type { TextSignals } from '../retrieval/text-signals.js';
 import type { Candidate } from './candidates.js';
 
 export interface ScoreSignals {
@@ -17,6 +18,10 @@ export interface ScoreSignals {
   current: number;
   evidence: number;
   freshness: number;
+  /** The label bonus: the item's title or heading holds a word of the query (text-signals.ts). */
+  label: number;
+  /** The own-terms bonus: the share of the query's distinctive words the item's own text holds. */
+  terms: number;
   /** Score moved by newer-first ordering on one topic (see newer-first.ts); 0 elsewhere. */
   newer: number;
 }
@@ -39,12 +44,17 @@ export interface SignalContext {
 }
 
 const DAY_MS = 86_400_000;
+const NO_TEXT_SIGNALS: TextSignals = { label: 0, terms: 0 };
 
-/** Signals and final score of one candidate; `fused` is null for items no channel ranked. */
+/**
+ * Signals and final score of one candidate; `fused` is null for items no channel ranked, `text`
+ * its label and own-terms bonuses among the candidates scored with it (none without a query).
+ */
 export function scoreCandidate(
   candidate: Candidate,
   fused: FusedCandidate | null,
   ctx: SignalContext,
+  text: TextSignals = NO_TEXT_SIGNALS,
 ): Scored {
   const foundExact = fused?.channels.some((c) => c.channel === 'exact') ?? false;
   const namesIdentifier = candidate.identifiers.some((id) => ctx.identifiers.has(id.toLowerCase()));
@@ -60,7 +70,7 @@ export function scoreCandidate(
   const rrf = fused?.rrf ?? 0;
   return {
     candidate,
-    score: rrf + bonuses.total,
+    score: rrf + bonuses.total + text.label + text.terms,
     signals: {
       rrf,
       channels: fused?.channels ?? [],
@@ -71,6 +81,8 @@ export function scoreCandidate(
       current: bonuses.currentFact,
       evidence: bonuses.evidence,
       freshness: bonuses.freshness,
+      label: text.label,
+      terms: text.terms,
       newer: 0,
     },
   };

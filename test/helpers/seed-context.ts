@@ -23,6 +23,8 @@ export interface PackItem {
     current: number;
     evidence: number;
     freshness: number;
+    label: number;
+    terms: number;
     newer: number;
     channels: { channel: string; rank: number; score: number | null }[];
   };
@@ -48,7 +50,7 @@ export interface Pack {
 }
 
 const ITEM = `kind id namespace text title sourcePath score tokenEstimate conflict
-  signals { rrf exactId entity entities scope current evidence freshness newer channels { channel rank score } }`;
+  signals { rrf exactId entity entities scope current evidence freshness label terms newer channels { channel rank score } }`;
 
 export const CONTEXT_QUERY = /* GraphQL */ `
   query Context($input: ContextInput!) {

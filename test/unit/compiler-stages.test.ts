@@ -78,6 +78,8 @@ const scoredOf = (c: Candidate, score: number): Scored => ({
     current: 0,
     evidence: 0,
     freshness: 0,
+    label: 0,
+    terms: 0,
     newer: 0,
   },
 });
@@ -278,6 +280,8 @@ describe('trace', () => {
             current: 0,
             evidence: 0,
             freshness: 0,
+            label: 0,
+            terms: 0,
             newer: 0,
           },
           tokenEstimate: 8,

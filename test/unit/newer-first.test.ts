@@ -27,6 +27,8 @@ function scored(id: string, text: string, minutes: number, score: number, channe
       current: 0,
       evidence: 0,
       freshness: 0,
+      label: 0,
+      terms: 0,
       newer: 0,
     },
   };
