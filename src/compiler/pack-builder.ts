@@ -23,6 +23,7 @@ const ZERO_SIGNALS: ScoreSignals = {
   freshness: 0,
   label: 0,
   terms: 0,
+  asking: 0,
   newer: 0,
 };
 

@@ -71,6 +71,8 @@ export interface SearchHitResult {
   labelBonus: number;
   /** The own-terms bonus: the share of the query's distinctive words the hit's own text holds. */
   termsBonus: number;
+  /** Negative (−0.00053) when the hit's own text ends with a question; 0 otherwise. */
+  askingPenalty: number;
   /** LLM relevance 0–1 when rerank ran and succeeded; null otherwise. */
   rerankScore: number | null;
   /** Every channel that found the chunk: its 0-based rank and raw score there. */
@@ -214,6 +216,7 @@ interface RankedId {
   namedEntities?: string[];
   labelBonus?: number;
   termsBonus?: number;
+  askingPenalty?: number;
   /** The chunk is an observation's own text (its node is the observation). */
   observationText?: boolean;
   channels: ChannelHit[];
@@ -244,7 +247,7 @@ function withEntityBonus<T extends RankedId & { chunk: HitChunkRow }>(found: T[]
 }
 
 /**
- * The label and own-terms bonuses, read from the rows already loaded (text-signals.ts); the
+ * The label, own-terms and asking signals, read from the rows already loaded (text-signals.ts); the
  * list is sorted again (stable). A listing has no query: nothing changes.
  */
 function withTextSignals<T extends RankedId & { chunk: ChunkRow }>(found: T[], query: string): T[] {
@@ -255,8 +258,14 @@ function withTextSignals<T extends RankedId & { chunk: ChunkRow }>(found: T[], q
   );
   return found
     .map((r, i) => {
-      const { label, terms } = signals[i]!;
-      return { ...r, score: r.score + label + terms, labelBonus: label, termsBonus: terms };
+      const { label, terms, asking } = signals[i]!;
+      return {
+        ...r,
+        score: r.score + label + terms + asking,
+        labelBonus: label,
+        termsBonus: terms,
+        askingPenalty: asking,
+      };
     })
     .sort((a, b) => b.score - a.score);
 }
@@ -442,6 +451,7 @@ function toHit(r: RankedId & { chunk: ChunkRow }, rerankScore: number | null): S
     namedEntities: r.namedEntities ?? [],
     labelBonus: r.labelBonus ?? 0,
     termsBonus: r.termsBonus ?? 0,
+    askingPenalty: r.askingPenalty ?? 0,
     rerankScore,
     channels: r.channels,
   };

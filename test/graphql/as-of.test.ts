@@ -299,6 +299,7 @@ describe('freshness', () => {
           r.freshness +
           r.label +
           r.terms +
+          r.asking +
           r.newer,
         12,
       );

@@ -72,6 +72,7 @@ function expectWellFormed(pack: Pack, budget: number) {
         r.freshness +
         r.label +
         r.terms +
+        r.asking +
         r.newer,
       12,
     );

@@ -13,7 +13,7 @@ const SEARCH = /* GraphQL */ `
       hits {
         score rrf exactIdBonus entityBonus
         chunk { text }
-        signals { rrf exactId entity entities label terms }
+        signals { rrf exactId entity entities label terms asking }
       }
     }
   }
@@ -25,7 +25,15 @@ interface Hit {
   exactIdBonus: number;
   entityBonus: number;
   chunk: { text: string };
-  signals: { rrf: number; exactId: number; entity: number; entities: string[]; label: number; terms: number };
+  signals: {
+    rrf: number;
+    exactId: number;
+    entity: number;
+    entities: string[];
+    label: number;
+    terms: number;
+    asking: number;
+  };
 }
 
 const message = (id: string, content: string, actor: string, minute: number) => ({
@@ -82,7 +90,12 @@ describe('entity-name query boost', () => {
     expect(first!.signals.entity).toBeCloseTo(0.004, 12);
     expect(first!.signals.entities).toEqual(['alice']);
     expect(first!.score).toBeCloseTo(
-      first!.rrf + first!.exactIdBonus + first!.entityBonus + first!.signals.label + first!.signals.terms,
+      first!.rrf +
+        first!.exactIdBonus +
+        first!.entityBonus +
+        first!.signals.label +
+        first!.signals.terms +
+        first!.signals.asking,
       12,
     );
     // Bob's is found by more of the query's words, and carries no bonus.

@@ -3,9 +3,10 @@ import { BONUS } from '../../src/retrieval/fusion.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { recordObservations } from '../helpers/seed-context.js';
 
-// The label and own-terms signals: a query naming a speaker prefers the turns that speaker
+// The label, own-terms and asking signals: a query naming a speaker prefers the turns that speaker
 // wrote (the observation's title names its actor), and a turn that says the query's words
-// itself gets more than a neighbour that is only indexed with them. Both show in `signals`
+// itself gets more than a neighbour that is only indexed with them, and a turn that asks
+// gives way to the one that answers. All three show in `signals`
 // of search hits and of context items, and add up to the score.
 
 const NS = 'text-signals';
@@ -16,7 +17,7 @@ const SEARCH = /* GraphQL */ `
       hits {
         score rrf exactIdBonus entityBonus
         chunk { text title }
-        signals { rrf label terms }
+        signals { rrf label terms asking }
       }
     }
   }
@@ -25,7 +26,7 @@ const SEARCH = /* GraphQL */ `
 const CONTEXT = /* GraphQL */ `
   query Context($input: ContextInput!) {
     context(input: $input) {
-      sections { kind items { text score signals { rrf label terms } } }
+      sections { kind items { text score signals { rrf label terms asking } } }
     }
   }
 `;
@@ -36,7 +37,7 @@ interface Hit {
   exactIdBonus: number;
   entityBonus: number;
   chunk: { text: string; title: string | null };
-  signals: { rrf: number; label: number; terms: number };
+  signals: { rrf: number; label: number; terms: number; asking: number };
 }
 
 // One session: Omar's answer comes after Dana's question, and Dana's last turn mentions printing.
@@ -85,7 +86,7 @@ describe('label and own-terms signals', () => {
     expect(hits[0]?.chunk.text).toContain(ANSWER);
     for (const h of hits) {
       expect(h.score).toBeCloseTo(
-        h.rrf + h.exactIdBonus + h.entityBonus + h.signals.label + h.signals.terms,
+        h.rrf + h.exactIdBonus + h.entityBonus + h.signals.label + h.signals.terms + h.signals.asking,
         12,
       );
     }
@@ -101,6 +102,16 @@ describe('label and own-terms signals', () => {
     expect(said!.signals.terms).toBeLessThanOrEqual(BONUS.ownTermsMax + 1e-12);
     expect(neighbour!.signals.terms).toBe(0);
     expect(hits[0]?.chunk.text).toContain(PRINT);
+  });
+
+  it('a turn that asks gives way to the turn that answers', async () => {
+    const hits = await search('glacier photos hike');
+    const question = hits.find((h) => h.chunk.text.includes(QUESTION));
+    const answer = hits.find((h) => h.chunk.text.includes(ANSWER));
+    expect(question!.signals.asking).toBeCloseTo(-BONUS.askingPenalty, 12);
+    expect(answer!.signals.asking).toBe(0);
+    expect(hits.indexOf(answer!)).toBeGreaterThanOrEqual(0);
+    expect(hits.indexOf(answer!)).toBeLessThan(hits.indexOf(question!));
   });
 
   it('context items carry the same signals', async () => {
@@ -122,5 +133,6 @@ describe('label and own-terms signals', () => {
     expect(omar?.signals.label).toBeCloseTo(BONUS.labelMatch, 12);
     expect(omar!.signals.terms).toBeGreaterThan(0);
     expect(dana?.signals.label).toBe(0);
+    expect(dana?.signals.asking).toBeCloseTo(-BONUS.askingPenalty, 12);
   });
 });

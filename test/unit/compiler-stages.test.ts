@@ -80,6 +80,7 @@ const scoredOf = (c: Candidate, score: number): Scored => ({
     freshness: 0,
     label: 0,
     terms: 0,
+    asking: 0,
     newer: 0,
   },
 });
@@ -282,6 +283,7 @@ describe('trace', () => {
             freshness: 0,
             label: 0,
             terms: 0,
+            asking: 0,
             newer: 0,
           },
           tokenEstimate: 8,

@@ -41,8 +41,17 @@ describe('textSignals', () => {
     expect(guide!.terms).toBeLessThan(BONUS.ownTermsMax / 2);
   });
 
+  it('asking: a penalty of two rank steps when the own text ends with a question', () => {
+    const asking = (text: string) => textSignals('support', [{ title: null, text }])[0]!.asking;
+    expect(asking('Melanie: How was the support group?')).toBe(-BONUS.askingPenalty);
+    expect(asking('Она спросила: «Где пропуск?»')).toBe(-BONUS.askingPenalty);
+    expect(asking('你去了支持小组吗？')).toBe(-BONUS.askingPenalty);
+    expect(asking('Is it fixed? Yes, the support script ran.')).toBe(0);
+    expect(BONUS.askingPenalty).toBeCloseTo(2 * (1 / 61 - 1 / 62), 12);
+  });
+
   it('nothing to compare: all 0', () => {
-    expect(textSignals('?? ok', items)).toEqual(items.map(() => ({ label: 0, terms: 0 })));
+    expect(textSignals('?? ok', items)).toEqual(items.map(() => ({ label: 0, terms: 0, asking: 0 })));
     expect(textSignals('support', [])).toEqual([]);
   });
 

@@ -41,6 +41,12 @@ export const ScoreSignalsRef = builder.objectRef<ScoreSignals>('ScoreSignals').i
         'among the candidates) that the item’s own text holds, beyond the neighbouring turns it is indexed with.',
       resolve: (s) => s.terms ?? 0,
     }),
+    asking: t.float({
+      description:
+        '−0.00053 (two rank steps) when the item’s own text ends with a question: a turn that asks holds the ' +
+        'query’s words but seldom the answer.',
+      resolve: (s) => s.asking ?? 0,
+    }),
     newer: t.exposeFloat('newer', {
       description:
         'Newer first on one topic: among observations that fit the query and name the same identifier of it, ' +

@@ -26,7 +26,7 @@ export const SearchHitRef = builder.objectRef<SearchHitResult>('SearchHit').impl
       type: ScoreSignalsRef,
       description:
         'Every term of score, as context items report them: search adds the exact-identifier, entity-name, ' +
-        'label and own-terms bonuses to RRF (the other bonuses are the context compiler’s and are 0 here).',
+        'label and own-terms bonuses and the asking penalty to RRF (the other bonuses are the context compiler’s and are 0 here).',
       resolve: (h) => ({
         rrf: h.rrf,
         channels: h.channels,
@@ -39,6 +39,7 @@ export const SearchHitRef = builder.objectRef<SearchHitResult>('SearchHit').impl
         freshness: 0,
         label: h.labelBonus,
         terms: h.termsBonus,
+        asking: h.askingPenalty,
         newer: 0,
       }),
     }),
