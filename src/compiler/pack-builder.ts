@@ -21,6 +21,9 @@ const ZERO_SIGNALS: ScoreSignals = {
   current: 0,
   evidence: 0,
   freshness: 0,
+  label: 0,
+  terms: 0,
+  asking: 0,
   newer: 0,
 };
 

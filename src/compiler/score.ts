@@ -6,6 +6,7 @@
  */
 import { type FusedCandidate, fuse } from '../retrieval/fusion.js';
 import { extractIdentifiers } from '../retrieval/identifiers.js';
+import { textSignals } from '../retrieval/text-signals.js';
 import type { CandidatePool } from './candidate-pool.js';
 import { newerFirst } from './newer-first.js';
 import { parseCandidateKey } from './candidates.js';
@@ -71,10 +72,19 @@ export function scoreUnion(
   const fused = new Map<string, FusedCandidate>(
     fuse(readable, plan.weights, plan.settings.rrfK).map((f) => [f.id, f]),
   );
-  const scored: Scored[] = [];
-  for (const key of new Set(selection.considered)) {
-    const c = pool.get(key);
-    if (c) scored.push(scoreCandidate(c, fused.get(key) ?? null, signals));
-  }
+  const read = [...new Set(selection.considered)].flatMap((key) => {
+    const candidate = pool.get(key);
+    return candidate ? [{ key, candidate }] : [];
+  });
+  // The label and own-terms bonuses weigh the query's words among the candidates scored together.
+  const text = plan.hasQuery
+    ? textSignals(
+        plan.query,
+        read.map((r) => r.candidate),
+      )
+    : [];
+  const scored: Scored[] = read.map((r, i) =>
+    scoreCandidate(r.candidate, fused.get(r.key) ?? null, signals, text[i]),
+  );
   return newerFirst(scored, signals.identifiers).sort(compareScored);
 }

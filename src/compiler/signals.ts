@@ -3,6 +3,8 @@
  * bonuses (`scoreBonuses`), every term kept so that the pack explains itself.
  */
 import { type ChannelHit, type FusedCandidate, scoreBonuses } from '../retrieval/fusion.js';
+import { isIdentifierLike } from '../retrieval/identifiers.js';
+import type { TextSignals } from '../retrieval/text-signals.js';
 import type { Candidate } from './candidates.js';
 
 export interface ScoreSignals {
@@ -17,6 +19,12 @@ export interface ScoreSignals {
   current: number;
   evidence: number;
   freshness: number;
+  /** The label bonus: the item's title or heading holds a word of the query (text-signals.ts). */
+  label: number;
+  /** The own-terms bonus: the share of the query's distinctive words the item's own text holds. */
+  terms: number;
+  /** Negative when the item's own text ends with a question (text-signals.ts); 0 otherwise. */
+  asking: number;
   /** Score moved by newer-first ordering on one topic (see newer-first.ts); 0 elsewhere. */
   newer: number;
 }
@@ -39,12 +47,17 @@ export interface SignalContext {
 }
 
 const DAY_MS = 86_400_000;
+const NO_TEXT_SIGNALS: TextSignals = { label: 0, terms: 0, asking: 0 };
 
-/** Signals and final score of one candidate; `fused` is null for items no channel ranked. */
+/**
+ * Signals and final score of one candidate; `fused` is null for items no channel ranked, `text`
+ * its label and own-terms bonuses among the candidates scored with it (none without a query).
+ */
 export function scoreCandidate(
   candidate: Candidate,
   fused: FusedCandidate | null,
   ctx: SignalContext,
+  text: TextSignals = NO_TEXT_SIGNALS,
 ): Scored {
   const foundExact = fused?.channels.some((c) => c.channel === 'exact') ?? false;
   const namesIdentifier = candidate.identifiers.some((id) => ctx.identifiers.has(id.toLowerCase()));
@@ -60,7 +73,7 @@ export function scoreCandidate(
   const rrf = fused?.rrf ?? 0;
   return {
     candidate,
-    score: rrf + bonuses.total,
+    score: rrf + bonuses.total + text.label + text.terms + text.asking,
     signals: {
       rrf,
       channels: fused?.channels ?? [],
@@ -71,6 +84,9 @@ export function scoreCandidate(
       current: bonuses.currentFact,
       evidence: bonuses.evidence,
       freshness: bonuses.freshness,
+      label: text.label,
+      terms: text.terms,
+      asking: text.asking,
       newer: 0,
     },
   };
@@ -89,18 +105,19 @@ function bestRank(s: Scored): number {
   return s.signals.channels[0]?.rank ?? Number.POSITIVE_INFINITY;
 }
 
-// Tokens that look like identifiers rather than words: something with a digit, a separator
-// inside (snake_case, kebab-case, dotted names, paths) or an inner capital (CamelCase).
+// Tokens of a query as the compiler reads them: words with the separators an identifier holds.
 const TOKEN = /[\p{L}\p{N}_./:#@-]+/gu;
 
-/** Identifier-like tokens of a query, lower-cased, trailing punctuation removed. */
+/**
+ * Identifier-like tokens of a query, lower-cased, surrounding punctuation removed: the same
+ * rule as the exact channel's (isIdentifierLike), so a hyphenated word ("dairy-free") is a word
+ * here too and does not make newer-first ordering treat it as a thread's identifier.
+ */
 export function queryIdentifiers(query: string): Set<string> {
   const out = new Set<string>();
-  for (const raw of query.match(TOKEN) ?? []) {
+  for (const raw of query.normalize('NFKC').match(TOKEN) ?? []) {
     const token = raw.replace(/^[./:#@-]+|[./:#@-]+$/g, '');
-    if (token.length < 4) continue;
-    const identifierLike = /\d/.test(token) || /[_./:#@-]/.test(token) || /\p{Ll}\p{Lu}/u.test(token);
-    if (identifierLike) out.add(token.toLowerCase());
+    if (token.length >= 4 && isIdentifierLike(token)) out.add(token.toLowerCase());
   }
   return out;
 }

@@ -13,6 +13,7 @@ import { vectorChannel } from './channels/vector.js';
 import { type ChannelHit, type RankedCandidate, fuse, scoreBonuses } from './fusion.js';
 import { extractIdentifiers } from './identifiers.js';
 import { applyRerank, rerank } from './rerank.js';
+import { textSignals } from './text-signals.js';
 import { fusionWeights, type RetrievalSettings } from './settings.js';
 import { MODE_CHANNELS, type SearchMode } from './vocabulary.js';
 
@@ -66,6 +67,12 @@ export interface SearchHitResult {
   entityBonus: number;
   /** Keys of the entities the query names that the hit's observation is linked to. */
   namedEntities: string[];
+  /** The label bonus: the hit's title or heading holds a word of the query (see text-signals.ts). */
+  labelBonus: number;
+  /** The own-terms bonus: the share of the query's distinctive words the hit's own text holds. */
+  termsBonus: number;
+  /** Negative (−0.00053) when the hit's own text ends with a question; 0 otherwise. */
+  askingPenalty: number;
   /** LLM relevance 0–1 when rerank ran and succeeded; null otherwise. */
   rerankScore: number | null;
   /** Every channel that found the chunk: its 0-based rank and raw score there. */
@@ -174,9 +181,12 @@ export async function search(ctx: RetrievalContext, request: SearchRequest): Pro
       : Promise.resolve([]),
   ]);
   const found = withEntityBonus(
-    head
-      .map((r, i) => ({ ...r, chunk: rows[i] ?? null }))
-      .filter((r): r is RankedId & { chunk: HitChunkRow } => r.chunk !== null),
+    withTextSignals(
+      head
+        .map((r, i) => ({ ...r, chunk: rows[i] ?? null }))
+        .filter((r): r is RankedId & { chunk: HitChunkRow } => r.chunk !== null),
+      query,
+    ),
   ).slice(0, poolSize);
 
   const report: RerankReport = { requested: rerankWanted, applied: false, reason: null, ms: 0 };
@@ -204,6 +214,9 @@ interface RankedId {
   exactIdBonus: number;
   entityBonus?: number;
   namedEntities?: string[];
+  labelBonus?: number;
+  termsBonus?: number;
+  askingPenalty?: number;
   /** The chunk is an observation's own text (its node is the observation). */
   observationText?: boolean;
   channels: ChannelHit[];
@@ -229,6 +242,30 @@ function withEntityBonus<T extends RankedId & { chunk: HitChunkRow }>(found: T[]
         : [];
       const entityBonus = scoreBonuses({ namedEntity: keys.length > 0 }).namedEntity;
       return { ...r, score: r.score + entityBonus, entityBonus, namedEntities: keys };
+    })
+    .sort((a, b) => b.score - a.score);
+}
+
+/**
+ * The label, own-terms and asking signals, read from the rows already loaded (text-signals.ts); the
+ * list is sorted again (stable). A listing has no query: nothing changes.
+ */
+function withTextSignals<T extends RankedId & { chunk: ChunkRow }>(found: T[], query: string): T[] {
+  if (query === '') return found;
+  const signals = textSignals(
+    query,
+    found.map((r) => ({ title: r.chunk.title, heading: r.chunk.heading, text: r.chunk.text })),
+  );
+  return found
+    .map((r, i) => {
+      const { label, terms, asking } = signals[i]!;
+      return {
+        ...r,
+        score: r.score + label + terms + asking,
+        labelBonus: label,
+        termsBonus: terms,
+        askingPenalty: asking,
+      };
     })
     .sort((a, b) => b.score - a.score);
 }
@@ -412,6 +449,9 @@ function toHit(r: RankedId & { chunk: ChunkRow }, rerankScore: number | null): S
     exactIdBonus: r.exactIdBonus,
     entityBonus: r.entityBonus ?? 0,
     namedEntities: r.namedEntities ?? [],
+    labelBonus: r.labelBonus ?? 0,
+    termsBonus: r.termsBonus ?? 0,
+    askingPenalty: r.askingPenalty ?? 0,
     rerankScore,
     channels: r.channels,
   };

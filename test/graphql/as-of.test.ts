@@ -290,7 +290,17 @@ describe('freshness', () => {
     for (const i of items) {
       const r = i.signals;
       expect(i.score).toBeCloseTo(
-        r.rrf + r.exactId + r.entity + r.scope + r.current + r.evidence + r.freshness + r.newer,
+        r.rrf +
+          r.exactId +
+          r.entity +
+          r.scope +
+          r.current +
+          r.evidence +
+          r.freshness +
+          r.label +
+          r.terms +
+          r.asking +
+          r.newer,
         12,
       );
     }

@@ -63,7 +63,17 @@ function expectWellFormed(pack: Pack, budget: number) {
     if (item.kind === 'current') continue;
     const r = item.signals;
     expect(item.score).toBeCloseTo(
-      r.rrf + r.exactId + r.entity + r.scope + r.current + r.evidence + r.freshness + r.newer,
+      r.rrf +
+        r.exactId +
+        r.entity +
+        r.scope +
+        r.current +
+        r.evidence +
+        r.freshness +
+        r.label +
+        r.terms +
+        r.asking +
+        r.newer,
       12,
     );
     expect(item.tokenEstimate).toBeGreaterThan(0);

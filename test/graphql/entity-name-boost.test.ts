@@ -13,7 +13,7 @@ const SEARCH = /* GraphQL */ `
       hits {
         score rrf exactIdBonus entityBonus
         chunk { text }
-        signals { rrf exactId entity entities }
+        signals { rrf exactId entity entities label terms asking }
       }
     }
   }
@@ -25,7 +25,15 @@ interface Hit {
   exactIdBonus: number;
   entityBonus: number;
   chunk: { text: string };
-  signals: { rrf: number; exactId: number; entity: number; entities: string[] };
+  signals: {
+    rrf: number;
+    exactId: number;
+    entity: number;
+    entities: string[];
+    label: number;
+    terms: number;
+    asking: number;
+  };
 }
 
 const message = (id: string, content: string, actor: string, minute: number) => ({
@@ -81,7 +89,15 @@ describe('entity-name query boost', () => {
     expect(first!.entityBonus).toBeCloseTo(0.004, 12);
     expect(first!.signals.entity).toBeCloseTo(0.004, 12);
     expect(first!.signals.entities).toEqual(['alice']);
-    expect(first!.score).toBeCloseTo(first!.rrf + first!.exactIdBonus + first!.entityBonus, 12);
+    expect(first!.score).toBeCloseTo(
+      first!.rrf +
+        first!.exactIdBonus +
+        first!.entityBonus +
+        first!.signals.label +
+        first!.signals.terms +
+        first!.signals.asking,
+      12,
+    );
     // Bob's is found by more of the query's words, and carries no bonus.
     expect(second?.chunk.text).toContain(BOB);
     expect(second!.rrf).toBeGreaterThan(first!.rrf);

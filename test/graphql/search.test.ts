@@ -24,6 +24,7 @@ const SEARCH = /* GraphQL */ `
       mode
       hits {
         score rrf exactIdBonus rerankScore
+        signals { label terms asking }
         chunk { namespace text kind meta node { key kind } }
         channels { channel rank score }
       }
@@ -44,6 +45,7 @@ interface Hit {
   rrf: number;
   exactIdBonus: number;
   rerankScore: number | null;
+  signals: { label: number; terms: number; asking: number };
   chunk: {
     namespace: string;
     text: string;
@@ -180,7 +182,10 @@ describe('search and recall', () => {
         0,
       );
       expect(hit.rrf).toBeCloseTo(expected, 12);
-      expect(hit.score).toBeCloseTo(hit.rrf + hit.exactIdBonus, 12);
+      expect(hit.score).toBeCloseTo(
+        hit.rrf + hit.exactIdBonus + hit.signals.label + hit.signals.terms + hit.signals.asking,
+        12,
+      );
       expect(hit.rerankScore).toBeNull();
     }
     const top = r.hits[0]!;

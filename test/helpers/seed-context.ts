@@ -23,6 +23,9 @@ export interface PackItem {
     current: number;
     evidence: number;
     freshness: number;
+    label: number;
+    terms: number;
+    asking: number;
     newer: number;
     channels: { channel: string; rank: number; score: number | null }[];
   };
@@ -48,7 +51,7 @@ export interface Pack {
 }
 
 const ITEM = `kind id namespace text title sourcePath score tokenEstimate conflict
-  signals { rrf exactId entity entities scope current evidence freshness newer channels { channel rank score } }`;
+  signals { rrf exactId entity entities scope current evidence freshness label terms asking newer channels { channel rank score } }`;
 
 export const CONTEXT_QUERY = /* GraphQL */ `
   query Context($input: ContextInput!) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Candidate } from '../../src/compiler/candidates.js';
 import { newerFirst } from '../../src/compiler/newer-first.js';
-import type { Scored } from '../../src/compiler/signals.js';
+import { type Scored, queryIdentifiers } from '../../src/compiler/signals.js';
 
 // Newer first on one topic: scores move only within a group of observations that fit the
 // query and name the same identifier of it; the newest takes the best score.
@@ -27,6 +27,9 @@ function scored(id: string, text: string, minutes: number, score: number, channe
       current: 0,
       evidence: 0,
       freshness: 0,
+      label: 0,
+      terms: 0,
+      asking: 0,
       newer: 0,
     },
   };
@@ -60,5 +63,13 @@ describe('newerFirst', () => {
     const items = [scored('a', 'ATL-142 lags', 0, 0.05), scored('c', 'ATL-142 resolved', 90, 0.03, 'recent')];
     expect(newerFirst(items, new Set()).map((s) => s.score)).toEqual([0.05, 0.03]);
     expect(newerFirst(items, ids).map((s) => s.score)).toEqual([0.05, 0.03]);
+  });
+});
+
+describe('queryIdentifiers', () => {
+  it('keeps what looks like an identifier, not a hyphenated word', () => {
+    expect([
+      ...queryIdentifiers('Any dairy-free desserts? ATL-142 lags, see parseConfig in src/app.ts'),
+    ]).toEqual(['atl-142', 'parseconfig', 'src/app.ts']);
   });
 });

@@ -29,6 +29,24 @@ export const ScoreSignalsRef = builder.objectRef<ScoreSignals>('ScoreSignals').i
     freshness: t.exposeFloat('freshness', {
       description: 'Up to +0.005, halving every 14 days of age (asOf, or now); none for a document link.',
     }),
+    label: t.float({
+      description:
+        '+0.00026 (one rank step at the top) when the item’s title or heading holds a word of the query — for an ' +
+        'observation, its actor’s name.',
+      resolve: (s) => s.label ?? 0,
+    }),
+    terms: t.float({
+      description:
+        'Up to +0.00053 (two rank steps): the share of the query’s distinctive words (weighed by how rare they are ' +
+        'among the candidates) that the item’s own text holds, beyond the neighbouring turns it is indexed with.',
+      resolve: (s) => s.terms ?? 0,
+    }),
+    asking: t.float({
+      description:
+        '−0.00053 (two rank steps) when the item’s own text ends with a question: a turn that asks holds the ' +
+        'query’s words but seldom the answer.',
+      resolve: (s) => s.asking ?? 0,
+    }),
     newer: t.exposeFloat('newer', {
       description:
         'Newer first on one topic: among observations that fit the query and name the same identifier of it, ' +

@@ -25,8 +25,8 @@ export const SearchHitRef = builder.objectRef<SearchHitResult>('SearchHit').impl
     signals: t.field({
       type: ScoreSignalsRef,
       description:
-        'Every term of score, as context items report them: search adds the exact-identifier and entity-name ' +
-        'bonuses to RRF (the other bonuses are the context compiler’s and are 0 here).',
+        'Every term of score, as context items report them: search adds the exact-identifier, entity-name, ' +
+        'label and own-terms bonuses and the asking penalty to RRF (the other bonuses are the context compiler’s and are 0 here).',
       resolve: (h) => ({
         rrf: h.rrf,
         channels: h.channels,
@@ -37,6 +37,9 @@ export const SearchHitRef = builder.objectRef<SearchHitResult>('SearchHit').impl
         current: 0,
         evidence: 0,
         freshness: 0,
+        label: h.labelBonus,
+        terms: h.termsBonus,
+        asking: h.askingPenalty,
         newer: 0,
       }),
     }),
