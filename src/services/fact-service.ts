@@ -25,6 +25,7 @@ import {
   retractFactRow,
 } from '../store/fact-store.js';
 import { findExistingObservationIds } from '../store/observation-store.js';
+import { planWritesForAnyNamespace } from '../store/write-plans.js';
 import {
   type WritePayload,
   type WriteResult,
@@ -356,6 +357,7 @@ export class FactService {
     const onUnexpected = (error: unknown) => this.logUnexpected('assertFacts', error);
     const written = valid.length
       ? await this.scope.db.transaction('assertFacts', async (tx) => {
+          await planWritesForAnyNamespace(tx);
           // Strict mode checks each fact against its endpoints' kinds: one by one.
           if ((await policy.schemaFor(tx, ns)).strict) return writeItems(tx, valid, one, onUnexpected);
           return writeSetBased(

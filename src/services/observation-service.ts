@@ -49,6 +49,7 @@ import {
 import { projectAssertionBatch } from './projection-batch.js';
 import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from './text-search-service.js';
 import type { RequestScope } from './request-scope.js';
+import { planWritesForAnyNamespace } from '../store/write-plans.js';
 import { schemaPolicyFor } from './schema-policy.js';
 import { namespaceSchema, visibilityScopes } from './validation.js';
 
@@ -156,7 +157,10 @@ export class ObservationService {
     await this.embed(drafts);
 
     const written = drafts.length
-      ? await this.scope.db.transaction('recordObservations', (tx) => this.writeDrafts(tx, ns, drafts, now))
+      ? await this.scope.db.transaction('recordObservations', async (tx) => {
+          await planWritesForAnyNamespace(tx);
+          return this.writeDrafts(tx, ns, drafts, now);
+        })
       : [];
     return toPayload([...results, ...written]);
   }
