@@ -6,6 +6,9 @@
  * what the same rows cost the database alone (the same indexes, the same postings trigger; no
  * GraphQL, no services, no embedding). Reading the rows back is not timed. The scenario's
  * batches open streams of their own, so no older turn's index changes (nothing to re-write).
+ * The vectors are nudged (see `unseenVector`): pgvector's HNSW insert attaches an exact
+ * duplicate of an indexed vector to the existing element without searching the graph, so
+ * re-inserting the gateway's own vectors would make the floor cheaper than any new write.
  */
 import type { ScenarioContext } from './types.js';
 import { INGEST_NAMESPACE } from './types.js';
@@ -85,6 +88,15 @@ const CASTS: Record<string, string> = {
 
 type Row = Record<string, unknown>;
 
+/** The same vector with its first component scaled by 1 + 1e-4: as costly to index, but not a duplicate. */
+export function unseenVector(text: string): string {
+  const inner = text.slice(1, -1).trim();
+  const components = inner === '' ? [] : inner.split(',').map(Number);
+  if (components.length === 0 || components.some(Number.isNaN)) return text;
+  components[0] = components[0]! * (1 + 1e-4) + 1e-6;
+  return `[${components.join(',')}]`;
+}
+
 function values(rows: readonly Row[], columns: readonly string[], params: unknown[]): string {
   return rows
     .map((row) => {
@@ -125,6 +137,9 @@ export async function observationFloorMs(ctx: ScenarioContext, prefix: string): 
     [INGEST_NAMESPACE, ids],
   );
   if (observations.length === 0 || entities.length === 0 || chunks.length === 0) return Number.NaN;
+  for (const chunk of chunks) {
+    if (typeof chunk.embedding === 'string') chunk.embedding = unseenVector(chunk.embedding);
+  }
   const params: unknown[] = [FLOOR_NAMESPACE];
   const insert = (table: string, rows: readonly Row[], columns: readonly string[]) =>
     `INSERT INTO ${table} (namespace, ${columns.join(', ')}) VALUES ${values(rows, columns, params)}`;
