@@ -44,98 +44,72 @@ export interface Services {
  * of them for every request was a measurable share of a small read's CPU.
  */
 class RequestServices implements Services {
-  #entities?: EntityService;
-  #observations?: ObservationService;
-  #facts?: FactService;
-  #purge?: PurgeService;
-  #documents?: DocumentService;
-  #graph?: GraphService;
-  #provenance?: ProvenanceService;
-  #search?: SearchService;
-  #context?: ContextService;
-  #route?: RouteService;
-  #audit?: AuditService;
-  #domainPacks?: DomainPackService;
-  #snapshots?: SnapshotService;
-  #typedContext?: TypedContextService;
-  #textSearch?: TextSearchService;
-  #changes?: ChangeService;
-  #bulkImport?: BulkImportService;
-  #contextIndex?: ContextIndexService;
+  readonly #built: Partial<Services> = {};
 
   constructor(private readonly scope: RequestScope) {}
 
+  #once<K extends keyof Services>(name: K, Service: new (scope: RequestScope) => Services[K]): Services[K] {
+    // Written once: a walk reads `graph` for every field it resolves.
+    const built = this.#built[name];
+    if (built !== undefined) return built;
+    const service = new Service(this.scope);
+    this.#built[name] = service;
+    return service;
+  }
+
   get entities(): EntityService {
-    this.#entities ??= new EntityService(this.scope);
-    return this.#entities;
+    return this.#once('entities', EntityService);
   }
   get observations(): ObservationService {
-    this.#observations ??= new ObservationService(this.scope);
-    return this.#observations;
+    return this.#once('observations', ObservationService);
   }
   get facts(): FactService {
-    this.#facts ??= new FactService(this.scope);
-    return this.#facts;
+    return this.#once('facts', FactService);
   }
   get purge(): PurgeService {
-    this.#purge ??= new PurgeService(this.scope);
-    return this.#purge;
+    return this.#once('purge', PurgeService);
   }
   get documents(): DocumentService {
-    this.#documents ??= new DocumentService(this.scope);
-    return this.#documents;
+    return this.#once('documents', DocumentService);
   }
   get graph(): GraphService {
-    this.#graph ??= new GraphService(this.scope);
-    return this.#graph;
+    return this.#once('graph', GraphService);
   }
   get provenance(): ProvenanceService {
-    this.#provenance ??= new ProvenanceService(this.scope);
-    return this.#provenance;
+    return this.#once('provenance', ProvenanceService);
   }
   get search(): SearchService {
-    this.#search ??= new SearchService(this.scope);
-    return this.#search;
+    return this.#once('search', SearchService);
   }
   get context(): ContextService {
-    this.#context ??= new ContextService(this.scope);
-    return this.#context;
+    return this.#once('context', ContextService);
   }
   get route(): RouteService {
-    this.#route ??= new RouteService(this.scope);
-    return this.#route;
+    return this.#once('route', RouteService);
   }
   get audit(): AuditService {
-    this.#audit ??= new AuditService(this.scope);
-    return this.#audit;
+    return this.#once('audit', AuditService);
   }
   get domainPacks(): DomainPackService {
-    this.#domainPacks ??= new DomainPackService(this.scope);
-    return this.#domainPacks;
+    return this.#once('domainPacks', DomainPackService);
   }
   get snapshots(): SnapshotService {
-    this.#snapshots ??= new SnapshotService(this.scope);
-    return this.#snapshots;
+    return this.#once('snapshots', SnapshotService);
   }
   get typedContext(): TypedContextService {
-    this.#typedContext ??= new TypedContextService(this.scope);
-    return this.#typedContext;
+    return this.#once('typedContext', TypedContextService);
   }
   get textSearch(): TextSearchService {
-    this.#textSearch ??= new TextSearchService(this.scope);
-    return this.#textSearch;
+    return this.#once('textSearch', TextSearchService);
   }
   get changes(): ChangeService {
-    this.#changes ??= new ChangeService(this.scope);
-    return this.#changes;
+    return this.#once('changes', ChangeService);
   }
   get bulkImport(): BulkImportService {
-    this.#bulkImport ??= new BulkImportService(this.scope);
-    return this.#bulkImport;
+    return this.#once('bulkImport', BulkImportService);
   }
   get contextIndex(): ContextIndexService {
-    this.#contextIndex ??= new ContextIndexService(this.scope);
-    return this.#contextIndex;
+    return this.#once('contextIndex', ContextIndexService);
   }
 }
 
