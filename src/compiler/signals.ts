@@ -4,7 +4,7 @@
  */
 import { type ChannelHit, type FusedCandidate, scoreBonuses } from '../retrieval/fusion.js';
 import { isIdentifierLike } from '../retrieval/identifiers.js';
-import type { TextSignals } from '../retrieval/text-signals.js';
+import { NO_TEXT_SIGNALS, type TextSignals } from '../retrieval/text-signals.js';
 import type { Candidate } from './candidates.js';
 
 export interface ScoreSignals {
@@ -47,7 +47,6 @@ export interface SignalContext {
 }
 
 const DAY_MS = 86_400_000;
-const NO_TEXT_SIGNALS: TextSignals = { label: 0, terms: 0, asking: 0 };
 
 /**
  * Signals and final score of one candidate; `fused` is null for items no channel ranked, `text`

@@ -254,7 +254,7 @@ function withTextSignals<T extends RankedId & { chunk: ChunkRow }>(found: T[], q
   if (query === '') return found;
   const signals = textSignals(
     query,
-    found.map((r) => ({ title: r.chunk.title, heading: r.chunk.heading, text: r.chunk.text })),
+    found.map((r) => r.chunk),
   );
   return found
     .map((r, i) => {

@@ -31,6 +31,9 @@ export interface TextSignals {
   asking: number;
 }
 
+/** The signals of an item read without a query. */
+export const NO_TEXT_SIGNALS: TextSignals = { label: 0, terms: 0, asking: 0 };
+
 const WORD = /[\p{L}\p{N}_]+/gu;
 /** Shorter words are mostly function words or fragments of dates. */
 const MIN_WORD_CHARS = 3;
@@ -49,8 +52,7 @@ export function matchWords(text: string | null | undefined): Set<string> {
 /** The signals of each item, in the order given; all 0 when the query has no word to compare. */
 export function textSignals(query: string, items: readonly TextSignalItem[]): TextSignals[] {
   const queryWords = [...matchWords(query)];
-  if (queryWords.length === 0 || items.length === 0)
-    return items.map(() => ({ label: 0, terms: 0, asking: 0 }));
+  if (queryWords.length === 0 || items.length === 0) return items.map(() => NO_TEXT_SIGNALS);
   const own = items.map((i) => matchWords(i.text));
   const n = items.length;
   const weight = new Map<string, number>();
