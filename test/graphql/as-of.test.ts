@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseGlobalId } from '../../src/global-id.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { sumOfSignals } from '../helpers/score-signals.js';
 import {
   type Pack,
   allItems,
@@ -289,20 +290,7 @@ describe('freshness', () => {
     // Scores only moved within the thread: the three together keep their sum.
     for (const i of items) {
       const r = i.signals;
-      expect(i.score).toBeCloseTo(
-        r.rrf +
-          r.exactId +
-          r.entity +
-          r.scope +
-          r.current +
-          r.evidence +
-          r.freshness +
-          r.label +
-          r.terms +
-          r.asking +
-          r.newer,
-        12,
-      );
+      expect(i.score).toBeCloseTo(sumOfSignals(r), 12);
     }
     expect(items.reduce((n, i) => n + i.signals.newer, 0)).toBeCloseTo(0, 12);
 

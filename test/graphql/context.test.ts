@@ -6,6 +6,7 @@ import { CONTEXT_BANNER } from '../../src/domain/untrusted-text.js';
 import { parseGlobalId } from '../../src/global-id.js';
 import { createHashingEmbedder } from '../../src/providers/hashing-embedder.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { sumOfSignals } from '../helpers/score-signals.js';
 import {
   CONTEXT_QUERY,
   CONTEXT_WITH_PROVENANCE,
@@ -62,20 +63,7 @@ function expectWellFormed(pack: Pack, budget: number) {
   for (const item of allItems(pack)) {
     if (item.kind === 'current') continue;
     const r = item.signals;
-    expect(item.score).toBeCloseTo(
-      r.rrf +
-        r.exactId +
-        r.entity +
-        r.scope +
-        r.current +
-        r.evidence +
-        r.freshness +
-        r.label +
-        r.terms +
-        r.asking +
-        r.newer,
-      12,
-    );
+    expect(item.score).toBeCloseTo(sumOfSignals(r), 12);
     expect(item.tokenEstimate).toBeGreaterThan(0);
     expect(parseGlobalId(item.id)?.typename).toMatch(/^(Fact|Chunk|Observation|Entity)$/);
   }
