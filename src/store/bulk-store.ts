@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../db/database.js';
 import type { ObservationChunkWrite, ObservationNodeWrite, ObservationWrite } from './observation-store.js';
+import { Mutex } from '../db/mutex.js';
 import { contextualChunkColumns, windowCte } from './context-index-store.js';
 import { param, run, sql } from './sql.js';
 
@@ -194,8 +195,7 @@ export async function countEmbeddedChunks(q: Queryable): Promise<number> {
  * never blocked; until the index is back, vector search runs as an exact scan.
  */
 export async function dropVectorIndex(db: Database): Promise<void> {
-  const concurrently = db.backend === 'postgres' ? 'CONCURRENTLY ' : '';
-  await db.query(`/* dropVectorIndex */ DROP INDEX ${concurrently}IF EXISTS ${VECTOR_INDEX}`);
+  await maintainingVectorIndex(db, (q) => dropIndexWith(q, db));
 }
 
 /**
@@ -204,24 +204,70 @@ export async function dropVectorIndex(db: Database): Promise<void> {
  * go on), with the memory a graph build needs and no statement timeout.
  */
 export async function ensureVectorIndex(db: Database): Promise<boolean> {
-  const state = await vectorIndexState(db);
-  if (state === 'VALID') return false;
-  if (state === 'INVALID') await dropVectorIndex(db);
-  if (db.session) {
-    await db.session(async (q) => {
+  return maintainingVectorIndex(db, async (q) => {
+    const state = await vectorIndexState(q);
+    if (state === 'VALID') return false;
+    if (state === 'INVALID') await dropIndexWith(q, db);
+    if (db.session) {
       await q.query(`SET maintenance_work_mem = '512MB'`);
       await q.query('SET statement_timeout = 0');
       await q.query(
         `/* buildVectorIndex */ CREATE INDEX CONCURRENTLY IF NOT EXISTS ${VECTOR_INDEX} ${VECTOR_INDEX_DEF}`,
       );
+    } else {
+      await db.transaction('buildVectorIndex', async (tx) => {
+        await tx.query(`SET LOCAL maintenance_work_mem = '512MB'`);
+        await tx.query(
+          `/* buildVectorIndex */ CREATE INDEX IF NOT EXISTS ${VECTOR_INDEX} ${VECTOR_INDEX_DEF}`,
+        );
+      });
+    }
+    return true;
+  });
+}
+
+async function dropIndexWith(q: Queryable, db: Database): Promise<void> {
+  const concurrently = db.backend === 'postgres' ? 'CONCURRENTLY ' : '';
+  await q.query(`/* dropVectorIndex */ DROP INDEX ${concurrently}IF EXISTS ${VECTOR_INDEX}`);
+}
+
+const maintenanceQueues = new WeakMap<Database, Mutex>();
+/** Any 64-bit key of its own: the advisory lock every gateway on the database takes to touch the index. */
+const VECTOR_INDEX_LOCK = 7_286_031_554_119_210_683n;
+const LOCK_POLL_MS = 100;
+
+/**
+ * One drop or build of the vector index at a time. Interleaved, they fail in the database: a
+ * concurrent build shows the index as invalid to a second caller, whose drop then cancels the
+ * build, and two concurrent drops or builds deadlock. Callers in this process queue on a mutex;
+ * other gateways on the same native database are held off by a session advisory lock, polled
+ * rather than waited for, because a session blocked on the lock would hold a snapshot that
+ * `CREATE INDEX CONCURRENTLY` waits out: the build and the waiter would wait on each other.
+ */
+async function maintainingVectorIndex<T>(db: Database, fn: (q: Queryable) => Promise<T>): Promise<T> {
+  const queue = maintenanceQueues.get(db) ?? new Mutex();
+  maintenanceQueues.set(db, queue);
+  return queue.run(() => {
+    if (!db.session) return fn(db);
+    return db.session(async (q) => {
+      while (!(await tryIndexLock(q))) await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+      try {
+        return await fn(q);
+      } finally {
+        await q.query(`/* unlockVectorIndex */ SELECT pg_advisory_unlock($1::bigint)`, [
+          VECTOR_INDEX_LOCK.toString(),
+        ]);
+      }
     });
-  } else {
-    await db.transaction('buildVectorIndex', async (tx) => {
-      await tx.query(`SET LOCAL maintenance_work_mem = '512MB'`);
-      await tx.query(`/* buildVectorIndex */ CREATE INDEX IF NOT EXISTS ${VECTOR_INDEX} ${VECTOR_INDEX_DEF}`);
-    });
-  }
-  return true;
+  });
+}
+
+async function tryIndexLock(q: Queryable): Promise<boolean> {
+  const { rows } = await q.query<{ locked: boolean }>(
+    `/* lockVectorIndex */ SELECT pg_try_advisory_lock($1::bigint) AS locked`,
+    [VECTOR_INDEX_LOCK.toString()],
+  );
+  return rows[0]?.locked === true;
 }
 
 // COPY text format: tab-separated, \N for NULL, backslash escapes for the separators.

@@ -226,6 +226,25 @@ describe('bulk import mutations', () => {
     expect(index.rows[0]!.n).toBe(1);
   });
 
+  it('serialises index maintenance: concurrent begins and finishes all answer, the index ends valid', async () => {
+    const begin = `mutation { beginImport(namespace: "${NS}", observations: 50, vectorIndex: REBUILD) { vectorIndex } }`;
+    const finish = `mutation { finishImport(namespace: "${NS}") { vectorIndex } }`;
+    // Interleaved drops and builds from many clients at once, as two importers (or a retrying
+    // one) would send them: none may fail, however their statements race in the database.
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => gw.gql(i % 3 === 0 ? begin : finish, {}, { token: tokens.alice })),
+    );
+    for (const answer of answers) expect(answer.errors, JSON.stringify(answer.errors)).toBeUndefined();
+    const last = await gw.gql<{ finishImport: { vectorIndex: string } }>(finish, {}, { token: tokens.alice });
+    expect(last.errors).toBeUndefined();
+    expect(['BUILT', 'READY']).toContain(last.data?.finishImport.vectorIndex);
+    const index = await gw.db.query<{ valid: boolean }>(
+      `SELECT i.indisvalid AND i.indisready AS valid FROM pg_index i
+       JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'chunks_embedding_idx'`,
+    );
+    expect(index.rows).toEqual([{ valid: true }]);
+  });
+
   it('keeps the planner statistics of a namespace it fills current', async () => {
     const ns = STATS_NS;
     const turn = (i: number) => ({
