@@ -33,7 +33,10 @@ export async function linkObservationEntities(
   observationIds: readonly string[] | null,
 ): Promise<number> {
   if (observationIds !== null && observationIds.length === 0) return 0;
-  const ids = observationIds === null ? null : [...observationIds];
+  // Two texts, not `$ids IS NULL OR …`: the write path plans generically, and a generic plan of
+  // that disjunction scanned the namespace's observations instead of probing the batch's keys.
+  const batch =
+    observationIds === null ? sql`` : sql`AND o.observation_id = ANY(${[...observationIds]}::text[])`;
   const { rowCount } = await run(
     q,
     sql`/* linkObservationEntities */
@@ -42,7 +45,7 @@ export async function linkObservationEntities(
               string_to_array(${folded(raw("coalesce(o.content, '')"))}, ' ') AS words
        FROM observations o
        WHERE o.namespace = ${namespace} AND o.status <> 'REDACTED'
-         AND (${ids}::text[] IS NULL OR o.observation_id = ANY(${ids}::text[]))
+         ${batch}
      ), vocabulary AS MATERIALIZED (
        SELECT DISTINCT w.word FROM obs CROSS JOIN LATERAL unnest(obs.words) AS w(word)
      ), names AS MATERIALIZED (
