@@ -22,7 +22,10 @@ export function observationInput(ds: Dataset, b: number, i: number, withAssertio
   const base = {
     source: {
       system: 'bench-ingest',
-      stream: `stream-${b % 16}`,
+      // Each scenario opens streams of its own: written into the plain scenario's streams, the
+      // assertion batches' turns (random times) would fall between older ones and re-index
+      // them, a cost of contextual indexing the plain batches never meet, not of assertions.
+      stream: withAssertions ? `assert-stream-${b % 16}` : `stream-${b % 16}`,
       externalId: `${prefix}${withAssertions ? 'a' : 'p'}-${b}-${i}`,
     },
     kind: 'message',
