@@ -153,7 +153,9 @@ async function comparePrepared(statements: readonly { sql: string; params: unkno
       );
       if (generic) {
         const literals = params.map((p) => {
-          const text = (pg as unknown as { utils: { prepareValue(v: unknown): string | null } }).utils.prepareValue(p);
+          const text = (
+            pg as unknown as { utils: { prepareValue(v: unknown): string | null } }
+          ).utils.prepareValue(p);
           return text === null ? 'NULL' : generic.escapeLiteral(text);
         });
         await generic.query(`PREPARE generic_${i} AS ${s.sql}`);
