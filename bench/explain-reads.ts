@@ -9,7 +9,8 @@
  * `--repeat N --no-plans` under `node --cpu-prof --import tsx` profiles the gateway instead.
  * `--prepared` also runs every read statement 12 times on one connection, unnamed and as a named
  * prepared statement (interleaved), and prints the median of each and which plans PostgreSQL chose
- * (custom or generic: planning saved only with the latter).
+ * (custom or generic: planning saved only with the latter). `--generic` adds a third run of each
+ * under plan_cache_mode=force_generic_plan and prints that generic plan (EXPLAIN ANALYZE EXECUTE).
  * PostgreSQL only (PGlite has no separate server to explain on). Reads only, except the trace
  * rows the reads themselves write.
  */
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     i: { type: 'string', default: '3' },
     'no-plans': { type: 'boolean', default: false },
     prepared: { type: 'boolean', default: false },
+    generic: { type: 'boolean', default: false },
     /** Then run the request this many more times (for a CPU profile: node --cpu-prof --import tsx). */
     repeat: { type: 'string', default: '0' },
   },
@@ -118,10 +120,14 @@ await app.close();
 async function comparePrepared(statements: readonly { sql: string; params: unknown[] }[]): Promise<void> {
   const client = new pg.Client({ connectionString: url, options: '-c jit=off' });
   await client.connect();
+  const generic = values.generic
+    ? new pg.Client({ connectionString: url, options: '-c jit=off -c plan_cache_mode=force_generic_plan' })
+    : null;
+  await generic?.connect();
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const timed = async (config: string | pg.QueryConfig, params: unknown[]) => {
+  const timed = async (config: string | pg.QueryConfig, params: unknown[], on = client) => {
     const t0 = performance.now();
-    await (typeof config === 'string' ? client.query(config, params) : client.query(config));
+    await (typeof config === 'string' ? on.query(config, params) : on.query(config));
     return performance.now() - t0;
   };
   try {
@@ -130,21 +136,37 @@ async function comparePrepared(statements: readonly { sql: string; params: unkno
       const params = s.params.map(toParam);
       const unnamed: number[] = [];
       const named: number[] = [];
+      const forced: number[] = [];
       const name = `explain_${i}`;
       // Interleaved, so that neither side runs on warmer caches.
       for (let r = 0; r < 12; r++) {
         unnamed.push(await timed(s.sql, params));
         named.push(await timed({ name, text: s.sql, values: params }, params));
+        if (generic) forced.push(await timed({ name, text: s.sql, values: params }, params, generic));
       }
       const { rows } = await client.query<{ generic_plans: number; custom_plans: number }>(
         'SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements WHERE name = $1',
         [name],
       );
       console.log(
-        `${statementName(s.sql).padEnd(28)} unnamed ${median(unnamed).toFixed(2)} ms, prepared ${median(named).toFixed(2)} ms (generic ${rows[0]?.generic_plans}, custom ${rows[0]?.custom_plans})`,
+        `${statementName(s.sql).padEnd(28)} unnamed ${median(unnamed).toFixed(2)} ms, prepared ${median(named).toFixed(2)} ms (generic ${rows[0]?.generic_plans}, custom ${rows[0]?.custom_plans})${generic ? `, forced generic ${median(forced).toFixed(2)} ms` : ''}`,
       );
+      if (generic) {
+        const literals = params.map((p) => {
+          const text = (
+            pg as unknown as { utils: { prepareValue(v: unknown): string | null } }
+          ).utils.prepareValue(p);
+          return text === null ? 'NULL' : generic.escapeLiteral(text);
+        });
+        await generic.query(`PREPARE generic_${i} AS ${s.sql}`);
+        const plan = await generic.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN (ANALYZE, BUFFERS) EXECUTE generic_${i}(${literals.join(', ')})`,
+        );
+        console.log(plan.rows.map((r) => r['QUERY PLAN']).join('\n'));
+      }
     }
   } finally {
     await client.end();
+    await generic?.end();
   }
 }

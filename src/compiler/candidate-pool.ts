@@ -12,6 +12,8 @@ import { type HydrateContext, type Hydrated, candidatesOfRows, hydrateCandidates
 export class CandidatePool {
   readonly hydrated = new Map<string, Candidate>();
   readonly blocked = new Map<string, BlockedCandidate>();
+  /** Every key asked for, read or not (absent, hidden, blocked): none is asked for twice. */
+  private readonly asked = new Set<string>();
 
   constructor(
     private readonly db: Queryable,
@@ -40,14 +42,13 @@ export class CandidatePool {
     this.keep(candidatesOfRows(rows, this.unread(refs)));
   }
 
-  /** The refs not read yet, by kind, each once. */
+  /** The refs not asked for yet, by kind, each once; they count as asked for from now on. */
   private unread(refs: readonly Pick<CandidateRef, 'kind' | 'namespace' | 'id'>[]): CandidatePairs {
     const pairs: CandidatePairs = { chunk: [], fact: [], observation: [], entity: [] };
-    const seen = new Set<string>();
     for (const r of refs) {
       const key = candidateKey(r);
-      if (this.hydrated.has(key) || seen.has(key)) continue;
-      seen.add(key);
+      if (this.hydrated.has(key) || this.asked.has(key)) continue;
+      this.asked.add(key);
       pairs[r.kind].push({ namespace: r.namespace, id: r.id });
     }
     return pairs;

@@ -82,25 +82,28 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
     scopes: plan.relevanceScopes,
     query: plan.hasQuery ? plan.query : null,
   });
-  // The hits seed the anchored channels; they are read first only when a floor or relevance
-  // scopes may reject some (else they are read once, with the rest of the union).
+  // The hits seed the anchored channels; they are read before those run only when a floor or
+  // relevance scopes may reject some. Else the seeds come from the hits' references and the
+  // hits are read while the anchored channels run (they overlap on PostgreSQL): only the
+  // anchored channels' candidates are left to read after them.
   const seedsFromHits = seedsWithoutReading(req);
   if (!seedsFromHits) await stages.run('hydrate_hits', () => pool.hydrate(queried.refs));
   const seeds = plan.settings.graph.seeds;
   const requested = requestedEntityKeys(req);
   stages.begin('anchored_channels');
-  const anchored = await runAnchoredChannels(req, plan, deps.db, runner, {
-    anchors: req.namespaces.flatMap((namespace) => requested.map((key) => ({ namespace, key }))),
-    topHits: seedsFromHits
-      ? topHitSeedsFromRefs(queried.lists, plan, queried.refs, seeds)
-      : topHitSeeds(queried.lists, plan, pool, req.maxDistance, seeds),
-  });
+  const [anchored] = await Promise.all([
+    runAnchoredChannels(req, plan, deps.db, runner, {
+      anchors: req.namespaces.flatMap((namespace) => requested.map((key) => ({ namespace, key }))),
+      topHits: seedsFromHits
+        ? topHitSeedsFromRefs(queried.lists, plan, queried.refs, seeds)
+        : topHitSeeds(queried.lists, plan, pool, req.maxDistance, seeds),
+    }),
+    seedsFromHits ? stages.within(() => pool.hydrate(queried.refs)) : undefined,
+  ]);
   const lists = new Map([...queried.lists, ...anchored]);
 
   const selection = selectUnion(lists, plan);
-  await stages.run('hydrate', () =>
-    pool.hydrate([...(seedsFromHits ? queried.refs : []), ...refsOf(selection.considered)]),
-  );
+  await stages.run('hydrate', () => pool.hydrate(refsOf(selection.considered)));
   const factReport = runner.report('facts');
   if (factReport) factReport.blocked = [...pool.blocked.values()].filter((b) => b.kind === 'fact').length;
   stages.begin('score');

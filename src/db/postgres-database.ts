@@ -45,21 +45,28 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
         ? pgvector.fromSql
         : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
   };
-  const pool = new pg.Pool({
-    connectionString: options.connectionString,
-    max: options.max ?? 10,
-    statement_timeout: options.statementTimeoutMs,
-    application_name: 'memgate',
-    // No JIT: the gateway runs short indexed statements, and a generous row estimate (a
-    // function scan over request parameters, say) would otherwise make PostgreSQL spend
-    // 100+ ms compiling a statement that executes in under one (measured at size L).
-    options: '-c jit=off',
-    types,
-  });
-  // An idle client whose connection dies (a server restart, pg_terminate_backend, DROP DATABASE
-  // … FORCE) is dropped by the pool and replaced on demand; without a listener its 'error' event
-  // would be unhandled and end the process.
-  pool.on('error', () => undefined);
+  const newPool = (settings: string) => {
+    const p = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.max ?? 10,
+      statement_timeout: options.statementTimeoutMs,
+      application_name: 'memgate',
+      options: settings,
+      types,
+    });
+    // An idle client whose connection dies (a server restart, pg_terminate_backend, DROP DATABASE
+    // … FORCE) is dropped by the pool and replaced on demand; without a listener its 'error' event
+    // would be unhandled and end the process.
+    p.on('error', () => undefined);
+    return p;
+  };
+  // No JIT: the gateway runs short indexed statements, and a generous row estimate (a
+  // function scan over request parameters, say) would otherwise make PostgreSQL spend
+  // 100+ ms compiling a statement that executes in under one (measured at size L).
+  const pool = newPool('-c jit=off');
+  // The statements of GENERIC_PLAN_STATEMENTS run on connections that always use the generic
+  // plan; the pool opens its connections on first use only.
+  const genericPool = newPool('-c jit=off -c plan_cache_mode=force_generic_plan');
   const prepared = preparedNames();
   const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
     const values = params ? params.map(toParam) : [];
@@ -67,15 +74,20 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
     const result = await (name ? q.query({ name, text: sql, values }) : q.query(sql, values));
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 } satisfies QueryResult<R>;
   };
+  const poolFor = (sql: string) => (GENERIC_PLAN_STATEMENTS.has(statementName(sql)) ? genericPool : pool);
 
   const db: PostgresDatabase = {
     backend: 'postgres',
     pool,
     connectionString: options.connectionString,
     load: () => ({
-      pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
+      pool: {
+        total: pool.totalCount + genericPool.totalCount,
+        idle: pool.idleCount + genericPool.idleCount,
+        waiting: pool.waitingCount + genericPool.waitingCount,
+      },
     }),
-    query: (sql, params) => run(pool, sql, params),
+    query: (sql, params) => run(poolFor(sql), sql, params),
     async transaction(_name, fn) {
       const client = await pool.connect();
       try {
@@ -108,7 +120,9 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
         client.release();
       }
     },
-    close: () => pool.end(),
+    close: async () => {
+      await Promise.all([pool.end(), genericPool.end()]);
+    },
     listen: (channel, onPayload) => listenOn(options.connectionString, channel, onPayload),
   };
   return db;
@@ -180,6 +194,26 @@ const PREPARED_STATEMENTS = new Set([
   'contextHydrateCandidates',
   'contextMultiHop',
   'insertContextTraces',
+]);
+
+/**
+ * Hot reads whose plan does not depend on their parameters' values, yet for which PostgreSQL
+ * keeps planning a custom plan per execution (its generic-plan estimate over array and
+ * recursive-CTE parameters looks dearer than it is): they run with plan_cache_mode =
+ * force_generic_plan, so a prepared statement is planned once per connection. Measured at size
+ * L with bench/explain-reads.ts --prepared --generic: the generic plans are the custom ones'
+ * index scans, and planning (1–5 ms for the compiler's statements) was most of their time.
+ * Never the vector channel: its generic plan cannot use the HNSW index (ORDER BY a parameter's
+ * distance under a parameter LIMIT becomes a sequential scan, 200+ ms), nor the exact channel's
+ * trigram patterns.
+ */
+export const GENERIC_PLAN_STATEMENTS: ReadonlySet<string> = new Set([
+  'findHitChunks',
+  'graphChannel',
+  'contextFactsChannel',
+  'contextRecentChannel',
+  'contextHydrateCandidates',
+  'contextMultiHop',
 ]);
 
 /** At most this many distinct texts are prepared (each stays on every pooled connection). */
