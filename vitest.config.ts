@@ -6,6 +6,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
+    // The gateway under test runs as `npm start` serves it (src/main.ts): graphql-js in production mode.
+    env: { NODE_ENV: 'production' },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

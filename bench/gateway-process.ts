@@ -45,6 +45,8 @@ export async function startGateway(
       ...(process.env.MEMGATE_BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean),
     ],
     env: {
+      // As `npm start` serves (src/main.ts): graphql-js without its development checks.
+      NODE_ENV: 'production',
       ...process.env,
       MEMGATE_BENCH_LOCATION: JSON.stringify(location),
       MEMGATE_BENCH_CACHE_DIR: cacheDir,

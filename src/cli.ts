@@ -11,6 +11,8 @@ const builtIn: Record<string, Command> = {
   serve: {
     summary: 'start the gateway (the default of `npm start`)',
     async run() {
+      // As in main.ts: graphql-js skips its development checks only when loaded in production.
+      process.env.NODE_ENV ??= 'production';
       const { serve } = await import('./serve.js');
       await serve(parseConfig(process.env));
       return -1; // keeps running until a signal

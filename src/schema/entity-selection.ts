@@ -66,6 +66,7 @@ class SelectionReader {
         before: args.before,
       },
       fields: new Set([...fact.values()].map((f) => f[0]!.name.value)),
+      connectionFields: new Set([...connection.values()].map((f) => f[0]!.name.value)),
       subject: endpoint('subject'),
       object: endpoint('object'),
     };

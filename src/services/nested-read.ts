@@ -26,9 +26,14 @@ export interface FactsSelection {
   args: EntityFactsArgs;
   page: PageArgs;
   fields: ReadonlySet<string>;
+  /** The connection's fields beside `edges` (`pageInfo`, `totalCount`…). */
+  connectionFields: ReadonlySet<string>;
   subject: EntitySelection | null;
   object: EntitySelection | null;
 }
+
+/** Connection fields that need no look-ahead row: only `pageInfo` reads whether more follow. */
+const NO_LOOKAHEAD = new Set(['__typename', 'edges', 'totalCount']);
 
 /** Entity fields that need no column beyond namespace and key (relations load by key). */
 const ENTITY_KEY_ONLY = new Set([
@@ -109,8 +114,10 @@ function factsShape(selection: FactsSelection): FactTreeShape | null {
   } catch {
     return null;
   }
+  const lookahead = [...selection.connectionFields].some((f) => !NO_LOOKAHEAD.has(f));
   return {
     query,
+    rows: lookahead ? query.limit : query.limit - 1,
     columns: columnsFor(selection.fields, FACT_KEY_ONLY, FACT_FIELD_COLUMNS, FACT_COLUMNS_ALL),
     subject: selection.subject ? entityShape(selection.subject) : null,
     object: selection.object ? entityShape(selection.object) : null,

@@ -66,6 +66,11 @@ export interface EntityFactsParams {
   scopes: string;
   /** Keyset cursor placeholders; absent for counts. */
   cursor?: { micros: string; id: string };
+  /**
+   * `parentKey` names a row the statement itself read under the visibility predicate (a
+   * nested read's parent entity), so that endpoint is not probed again for every fact.
+   */
+  parentVisible?: boolean;
 }
 
 /**
@@ -86,7 +91,7 @@ export function entityFactsWhere(
     : 'true';
   const selfLoop = side === 'object' ? `AND f.subject <> ${p.parentKey}` : '';
   return `f.namespace = ${p.namespace} AND f.${side} = ${p.parentKey} ${selfLoop}
-          AND ${predicatesMatch(p.predicates)} AND ${time} AND ${factVisibleTo('f', p.scopes)} AND ${cursor}`;
+          AND ${predicatesMatch(p.predicates)} AND ${time} AND ${factVisibleTo('f', p.scopes, p.parentVisible ? side : undefined)} AND ${cursor}`;
 }
 
 /** The exact microsecond sort key of a fact as text (what its cursor carries). */

@@ -65,6 +65,11 @@ export interface EntityTreeShape {
 
 export interface FactTreeShape {
   query: EntityFactsQuery;
+  /**
+   * How many facts to fetch per entity: `query.limit`, or one fewer when the caller reads no
+   * page flag (the extra row only tells whether another page follows).
+   */
+  rows: number;
   columns: readonly FactColumn[];
   subject: EntityTreeShape | null;
   object: EntityTreeShape | null;
@@ -84,10 +89,9 @@ export interface FactTree {
 }
 
 class Placeholders {
-  readonly values: unknown[] = [];
-  add(value: unknown): string {
-    this.values.push(value);
-    return `$${this.values.length}`;
+  count = 0;
+  next(): string {
+    return `$${++this.count}`;
   }
 }
 
@@ -115,19 +119,33 @@ function endpointJson(factAlias: string, side: 'subject' | 'object', shape: Enti
     WHERE ${e}.namespace = ${c.namespace} AND ${e}.key = ${factAlias}.${side} AND ${visibleTo(e, c.scopes)})`;
 }
 
+/**
+ * The values of one facts level, in placeholder order. The compiler numbers them in this
+ * order and `treeParams` collects them in it, so a cached statement binds new values right.
+ */
+const factsParams = (shape: FactTreeShape): unknown[] => [
+  shape.rows,
+  shape.query.predicates,
+  shape.query.asOf,
+  shape.query.cursor?.micros ?? null,
+  shape.query.cursor?.id ?? null,
+];
+
 /** One page of the parent's facts, newest first, as a JSON array. */
 function factsJson(parent: string, shape: FactTreeShape, c: Compile): string {
   const q = shape.query;
   const u = `u${++c.aliases}`;
   const order = q.backwards ? 'ASC' : 'DESC';
-  const limit = c.params.add(q.limit);
+  const [limit, predicates, asOf, micros, id] = factsParams(shape).map(() => c.params.next());
   const params = {
     namespace: c.namespace,
     parentKey: `${parent}.key`,
-    predicates: c.params.add(q.predicates),
-    asOf: c.params.add(q.asOf),
+    predicates: predicates!,
+    asOf: asOf!,
     scopes: c.scopes,
-    cursor: { micros: c.params.add(q.cursor?.micros ?? null), id: c.params.add(q.cursor?.id ?? null) },
+    cursor: { micros: micros!, id: id! },
+    // The parent entity was read under the visibility predicate just above.
+    parentVisible: true,
   };
   const raw = [
     'namespace',
@@ -154,10 +172,63 @@ function factsJson(parent: string, shape: FactTreeShape, c: Compile): string {
   ];
   if (shape.subject) pairs.push(`'subjectEntity', ${endpointJson(u, 'subject', shape.subject, c)}`);
   if (shape.object) pairs.push(`'objectEntity', ${endpointJson(u, 'object', shape.object, c)}`);
+  // One branch is already one ordered, limited page; only two need merging.
+  const page =
+    branches.length === 1
+      ? branches[0]!
+      : `(SELECT * FROM (${branches.join(' UNION ALL ')}) b
+          ORDER BY b.valid_from ${order}, b.fact_id ${order} LIMIT ${limit})`;
   return `(SELECT coalesce(json_agg(json_build_object(${pairs.join(', ')})
       ORDER BY ${u}.valid_from DESC, ${u}.fact_id DESC), '[]'::json)
-    FROM (SELECT * FROM (${branches.join(' UNION ALL ')}) b
-          ORDER BY b.valid_from ${order}, b.fact_id ${order} LIMIT ${limit}) ${u})`;
+    FROM ${page} ${u})`;
+}
+
+/** The statement text of a shape; its parameters are `treeParams` of the same shape. */
+export function compileEntityTrees(shape: EntityTreeShape): string {
+  const params = new Placeholders();
+  const c: Compile = { params, namespace: params.next(), scopes: params.next(), aliases: 0 };
+  const keys = params.next();
+  return `/* nestedEntityRead */
+     SELECT ${entityJson('e0', shape, c)} AS tree FROM entities e0
+     WHERE e0.namespace = ${c.namespace} AND e0.key = ANY(${keys}::text[]) AND ${visibleTo('e0', c.scopes)}`;
+}
+
+/** The values of a shape's facts levels, in the order `compileEntityTrees` numbers them. */
+function treeParams(shape: EntityTreeShape, out: unknown[]): unknown[] {
+  const facts = shape.facts;
+  if (!facts) return out;
+  out.push(...factsParams(facts));
+  if (facts.subject) treeParams(facts.subject, out);
+  if (facts.object) treeParams(facts.object, out);
+  return out;
+}
+
+/**
+ * What the statement text depends on, and nothing it binds: the same document with other
+ * keys, cursors or limits reuses the compiled text.
+ */
+function shapeKey(shape: EntityTreeShape): string {
+  const facts = shape.facts;
+  const head = shape.columns.join(',');
+  if (!facts) return head;
+  const q = facts.query;
+  const end = (e: EntityTreeShape | null) => (e ? `(${shapeKey(e)})` : '-');
+  return `${head}|${q.direction}${q.backwards ? 'B' : 'F'}${q.includeHistory ? 'H' : ''}:${facts.columns.join(',')}${end(facts.subject)}${end(facts.object)}`;
+}
+
+/** Compiled statements by shape key; bounded like the prepared statements they become. */
+const compiled = new Map<string, string>();
+const MAX_COMPILED = 256;
+
+function statementFor(shape: EntityTreeShape): string {
+  const key = shapeKey(shape);
+  let sql = compiled.get(key);
+  if (sql === undefined) {
+    sql = compileEntityTrees(shape);
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
+    compiled.set(key, sql);
+  }
+  return sql;
 }
 
 /** The entities with these keys (visible ones only, in no particular order), read to `shape`. */
@@ -168,19 +239,9 @@ export async function readEntityTrees(
   shape: EntityTreeShape,
   visibleScopes: string[] | null,
 ): Promise<EntityTree[]> {
-  const params = new Placeholders();
-  const c: Compile = {
-    params,
-    namespace: params.add(namespace),
-    scopes: params.add(visibleScopes),
-    aliases: 0,
-  };
-  const keysParam = params.add(keys);
   const { rows } = await q.query<{ tree: EntityJson }>(
-    `/* nestedEntityRead */
-     SELECT ${entityJson('e0', shape, c)} AS tree FROM entities e0
-     WHERE e0.namespace = ${c.namespace} AND e0.key = ANY(${keysParam}::text[]) AND ${visibleTo('e0', c.scopes)}`,
-    params.values,
+    statementFor(shape),
+    treeParams(shape, [namespace, visibleScopes, keys]),
   );
   return rows.map((r) => entityTree(namespace, r.tree));
 }

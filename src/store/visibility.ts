@@ -12,14 +12,20 @@ export function visibleTo(alias: string, param: string): string {
  * A fact is visible only when it is and both its endpoints exist and are visible: a hidden
  * node hides every edge that touches it, on every read and write path alike.
  */
-export function factVisibleTo(alias: string, param: string): string {
+export function factVisibleTo(
+  alias: string,
+  param: string,
+  /** An endpoint the statement already holds under this predicate (the row it reads facts of). */
+  checked?: 'subject' | 'object',
+): string {
   const f = alias ? `${alias}.` : '';
   // A scalar subquery stays a primary-key probe per fact; an EXISTS may be planned as a
   // semi-join that hashes every entity of the namespace. No row (absent endpoint): not visible.
   const endpoint = (column: 'subject' | 'object') =>
     `coalesce((SELECT ${visibleTo('fe', param)} FROM entities fe
                WHERE fe.namespace = ${f}namespace AND fe.key = ${f}${column}), false)`;
-  return `(${visibleTo(alias, param)} AND ${endpoint('subject')} AND ${endpoint('object')})`;
+  const ends = (['subject', 'object'] as const).filter((side) => side !== checked).map(endpoint);
+  return `(${[visibleTo(alias, param), ...ends].join(' AND ')})`;
 }
 
 /**

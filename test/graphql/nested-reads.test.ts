@@ -162,6 +162,50 @@ describe('nested frontend reads: statements per request', () => {
     }
   }
 
+  it('one compiled statement serves a document under any variables, with or without page flags', async () => {
+    const walk = (flags: string) => `query($ns: String!, $key: String!, $n: Int!, $m: Int!, $p: [String!]) {
+      entity(namespace: $ns, key: $key) { key title
+        facts(first: $n, direction: OUT, predicates: $p) { edges { node { predicate object { key title
+          facts(first: $m, direction: OUT) { edges { node { predicate object { key } } } ${flags} }
+        } } } ${flags} }
+      }
+    }`;
+    const nodeWalk = (flags: string) => {
+      const body = walk(flags);
+      const selection = body.slice(body.indexOf('{', body.indexOf('entity(')) + 1, body.lastIndexOf('}'));
+      return `query($id: ID!, $n: Int!, $m: Int!, $p: [String!]) { entity: node(id: $id) { ... on Entity { ${selection.slice(0, selection.lastIndexOf('}'))} } } }`;
+    };
+    type Walk = { entity: { facts: { edges: unknown[]; pageInfo?: { hasNextPage: boolean } } } };
+    for (const flags of ['', 'pageInfo { hasNextPage endCursor }']) {
+      for (const v of [
+        { key: 'a0', n: 10, m: 5, p: null },
+        { key: 'a0', n: 3, m: 12, p: ['works_on'] },
+        { key: 'b01', n: 12, m: 2, p: null },
+      ]) {
+        for (const who of ['all', 'public'] as const) {
+          const compiled = await run(walk(flags), { ns: NS, ...v }, tokens[who]);
+          expect(compiled.statements).toBe(1);
+          const id = await run(
+            'query($ns: String!, $key: String!) { entity(namespace: $ns, key: $key) { id } }',
+            {
+              ns: NS,
+              key: v.key,
+            },
+          );
+          const loaded = await run(
+            nodeWalk(flags),
+            { id: (id.data.entity as { id: string }).id, n: v.n, m: v.m, p: v.p },
+            tokens[who],
+          );
+          expect(compiled.data).toEqual(loaded.data);
+          const page = (compiled.data as Walk).entity.facts;
+          expect(page.edges).toHaveLength(Math.min(v.n, v.key === 'b01' ? 12 : who === 'all' ? 25 : 21));
+          if (flags) expect(page.pageInfo!.hasNextPage).toBe(v.key === 'a0');
+        }
+      }
+    }
+  });
+
   it('pages facts with cursors inside a compiled read, forwards and backwards', async () => {
     const q = `query($ns: String!, $after: String, $before: String, $last: Int) {
       entity(namespace: $ns, key: "a0") {
