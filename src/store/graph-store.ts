@@ -71,6 +71,8 @@ export interface EntityFactsParams {
    * nested read's parent entity), so that endpoint is not probed again for every fact.
    */
   parentVisible?: boolean;
+  /** The statement joins the fact's other endpoint under the visibility predicate itself. */
+  otherVisible?: boolean;
 }
 
 /**
@@ -91,7 +93,12 @@ export function entityFactsWhere(
     : 'true';
   const selfLoop = side === 'object' ? `AND f.subject <> ${p.parentKey}` : '';
   return `f.namespace = ${p.namespace} AND f.${side} = ${p.parentKey} ${selfLoop}
-          AND ${predicatesMatch(p.predicates)} AND ${time} AND ${factVisibleTo('f', p.scopes, p.parentVisible ? side : undefined)} AND ${cursor}`;
+          AND ${predicatesMatch(p.predicates)} AND ${time} AND ${factVisibleTo('f', p.scopes, checkedEndpoints(side, p))} AND ${cursor}`;
+}
+
+function checkedEndpoints(side: 'subject' | 'object', p: EntityFactsParams): ('subject' | 'object')[] {
+  const other: 'subject' | 'object' = side === 'subject' ? 'object' : 'subject';
+  return [...(p.parentVisible ? [side] : []), ...(p.otherVisible ? [other] : [])];
 }
 
 /** The exact microsecond sort key of a fact as text (what its cursor carries). */

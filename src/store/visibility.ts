@@ -15,8 +15,8 @@ export function visibleTo(alias: string, param: string): string {
 export function factVisibleTo(
   alias: string,
   param: string,
-  /** An endpoint the statement already holds under this predicate (the row it reads facts of). */
-  checked?: 'subject' | 'object',
+  /** Endpoints the statement already holds under this predicate (the row it reads facts of…). */
+  checked: readonly ('subject' | 'object')[] = [],
 ): string {
   const f = alias ? `${alias}.` : '';
   // A scalar subquery stays a primary-key probe per fact; an EXISTS may be planned as a
@@ -24,7 +24,7 @@ export function factVisibleTo(
   const endpoint = (column: 'subject' | 'object') =>
     `coalesce((SELECT ${visibleTo('fe', param)} FROM entities fe
                WHERE fe.namespace = ${f}namespace AND fe.key = ${f}${column}), false)`;
-  const ends = (['subject', 'object'] as const).filter((side) => side !== checked).map(endpoint);
+  const ends = (['subject', 'object'] as const).filter((side) => !checked.includes(side)).map(endpoint);
   return `(${[visibleTo(alias, param), ...ends].join(' AND ')})`;
 }
 

@@ -163,44 +163,45 @@ describe('nested frontend reads: statements per request', () => {
   }
 
   it('one compiled statement serves a document under any variables, with or without page flags', async () => {
-    const walk = (flags: string) => `query($ns: String!, $key: String!, $n: Int!, $m: Int!, $p: [String!]) {
-      entity(namespace: $ns, key: $key) { key title
-        facts(first: $n, direction: OUT, predicates: $p) { edges { node { predicate object { key title
-          facts(first: $m, direction: OUT) { edges { node { predicate object { key } } } ${flags} }
-        } } } ${flags} }
-      }
-    }`;
-    const nodeWalk = (flags: string) => {
-      const body = walk(flags);
-      const selection = body.slice(body.indexOf('{', body.indexOf('entity(')) + 1, body.lastIndexOf('}'));
-      return `query($id: ID!, $n: Int!, $m: Int!, $p: [String!]) { entity: node(id: $id) { ... on Entity { ${selection.slice(0, selection.lastIndexOf('}'))} } } }`;
-    };
+    const vars = '$n: Int!, $m: Int!, $p: [String!], $d: Direction!';
+    const selection = (flags: string) => `key title
+      facts(first: $n, direction: $d, predicates: $p) { edges { node { predicate subject { key }
+        object { key title facts(first: $m, direction: OUT) { edges { node { predicate object { key } } } ${flags} } }
+      } } ${flags} }`;
+    const byKey = (flags: string) =>
+      `query($ns: String!, $key: String!, ${vars}) { entity(namespace: $ns, key: $key) { ${selection(flags)} } }`;
+    const byNode = (flags: string) =>
+      `query($id: ID!, ${vars}) { entity: node(id: $id) { ... on Entity { ${selection(flags)} } } }`;
     type Walk = { entity: { facts: { edges: unknown[]; pageInfo?: { hasNextPage: boolean } } } };
+    // Both endpoints joined, probed or read as the parent: OUT and IN join the far one.
+    const cases = [
+      { v: { key: 'a0', d: 'OUT', n: 10, m: 5, p: null }, all: 10, public: 10, more: true },
+      { v: { key: 'a0', d: 'OUT', n: 3, m: 12, p: ['works_on'] }, all: 3, public: 3, more: true },
+      { v: { key: 'c00', d: 'IN', n: 30, m: 2, p: null }, all: 26, public: 21, more: false },
+      { v: { key: 'b01', d: 'BOTH', n: 12, m: 2, p: null }, all: 12, public: 12, more: true },
+    ];
     for (const flags of ['', 'pageInfo { hasNextPage endCursor }']) {
-      for (const v of [
-        { key: 'a0', n: 10, m: 5, p: null },
-        { key: 'a0', n: 3, m: 12, p: ['works_on'] },
-        { key: 'b01', n: 12, m: 2, p: null },
-      ]) {
+      for (const { v, more, ...sizes } of cases) {
         for (const who of ['all', 'public'] as const) {
-          const compiled = await run(walk(flags), { ns: NS, ...v }, tokens[who]);
+          const { key, ...rest } = v;
+          const compiled = await run(byKey(flags), { ns: NS, ...v }, tokens[who]);
           expect(compiled.statements).toBe(1);
           const id = await run(
             'query($ns: String!, $key: String!) { entity(namespace: $ns, key: $key) { id } }',
             {
               ns: NS,
-              key: v.key,
+              key,
             },
           );
           const loaded = await run(
-            nodeWalk(flags),
-            { id: (id.data.entity as { id: string }).id, n: v.n, m: v.m, p: v.p },
+            byNode(flags),
+            { id: (id.data.entity as { id: string }).id, ...rest },
             tokens[who],
           );
           expect(compiled.data).toEqual(loaded.data);
           const page = (compiled.data as Walk).entity.facts;
-          expect(page.edges).toHaveLength(Math.min(v.n, v.key === 'b01' ? 12 : who === 'all' ? 25 : 21));
-          if (flags) expect(page.pageInfo!.hasNextPage).toBe(v.key === 'a0');
+          expect(page.edges).toHaveLength(sizes[who]);
+          if (flags) expect(page.pageInfo!.hasNextPage).toBe(more);
         }
       }
     }
