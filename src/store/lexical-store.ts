@@ -55,7 +55,17 @@ export interface LexicalRankingInput {
   maxTerms: number;
   /** Score only the best `prefilter` BM25 rows before the chunk filters; null = all. */
   prefilter: number | null;
+  /**
+   * The label field of BM25F: a row whose title or heading holds one of these words (the
+   * query's own words, letters and digits only) scores × (1 + `labelBoost`). Applied to the
+   * best `LABEL_WINDOW` × `limit` rows, so the pattern is matched on a bounded set. Absent = none.
+   */
+  labelWords?: string[] | null;
+  labelBoost?: number;
 }
+
+/** Rows, as multiples of the limit, that the label boost may re-order. */
+const LABEL_WINDOW = 4;
 
 export interface LexicalRow {
   namespace: string;
@@ -70,6 +80,7 @@ export interface LexicalRow {
 /** The ranking as a subquery (namespace, chunkId, nodeKey, score, pos), best first. */
 export function lexicalRanking(input: LexicalRankingInput): SqlFragment {
   const { k1, b } = input;
+  const pattern = labelPattern(input);
   return sql`WITH corpus AS MATERIALIZED (
        -- One corpus per (namespace, configuration): the query is analysed in each language present.
        SELECT st.namespace, st.ts_config AS cfg,
@@ -97,15 +108,33 @@ export function lexicalRanking(input: LexicalRankingInput): SqlFragment {
        GROUP BY p.namespace, p.chunk_id
        ORDER BY score DESC, p.namespace, p.chunk_id
        LIMIT ${input.prefilter}
+     ), filtered AS (
+       SELECT s.namespace, s.chunk_id, c.node_key, s.score, c.title, c.heading,
+              (c.observation_id = c.node_key) IS TRUE AS observation_text
+       FROM scored s
+       JOIN chunks c ON c.namespace = s.namespace AND c.chunk_id = s.chunk_id
+       WHERE ${chunkFilter('c', input.filter)}
+       ORDER BY s.score DESC, s.namespace, s.chunk_id
+       LIMIT ${input.limit * (pattern === null ? 1 : LABEL_WINDOW)}
+     ), boosted AS (
+       SELECT f.namespace, f.chunk_id, f.node_key, f.observation_text,
+              CASE WHEN ${pattern}::text IS NOT NULL AND concat_ws(' ', f.title, f.heading) ~* ${pattern}::text
+                   THEN f.score * (1 + ${input.labelBoost ?? 0}::float8) ELSE f.score END AS score
+       FROM filtered f
      )
-     SELECT s.namespace, s.chunk_id AS "chunkId", c.node_key AS "nodeKey", s.score,
-            (c.observation_id = c.node_key) IS TRUE AS "observationText",
-            row_number() OVER (ORDER BY s.score DESC, s.namespace, s.chunk_id) AS pos
-     FROM scored s
-     JOIN chunks c ON c.namespace = s.namespace AND c.chunk_id = s.chunk_id
-     WHERE ${chunkFilter('c', input.filter)}
-     ORDER BY s.score DESC, s.namespace, s.chunk_id
+     SELECT b.namespace, b.chunk_id AS "chunkId", b.node_key AS "nodeKey", b.score,
+            b.observation_text AS "observationText",
+            row_number() OVER (ORDER BY b.score DESC, b.namespace, b.chunk_id) AS pos
+     FROM boosted b
+     ORDER BY b.score DESC, b.namespace, b.chunk_id
      LIMIT ${input.limit}`;
+}
+
+/** `\m(w1|w2…)\M`, case-insensitive in use; null without words or without a boost. */
+function labelPattern(input: LexicalRankingInput): string | null {
+  const words = (input.labelWords ?? []).filter((w) => /^[\p{L}\p{N}_]+$/u.test(w));
+  if (words.length === 0 || !(input.labelBoost && input.labelBoost > 0)) return null;
+  return `\\m(${words.join('|')})\\M`;
 }
 
 export async function lexicalSearch(q: Queryable, input: LexicalRankingInput): Promise<LexicalRow[]> {

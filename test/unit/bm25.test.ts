@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
-import { lexicalChannel } from '../../src/retrieval/channels/lexical.js';
+import { LABEL_FIELD_BOOST, lexicalChannel } from '../../src/retrieval/channels/lexical.js';
 import { NO_FILTERS } from '../../src/retrieval/channels/filters.js';
 import { type ChunkWrite, replaceChunks } from '../../src/store/chunk-store.js';
 import { openTestDatabase } from '../helpers/test-database.js';
@@ -111,6 +111,39 @@ describe('BM25 lexical channel', () => {
     const scores = got.map((h) => h.score!);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     expect(got.every((h) => h.namespace === 'bm')).toBe(true);
+  });
+
+  it('weighs a title holding a word of the query as the label field: score × (1 + LABEL_FIELD_BOOST)', async () => {
+    const text = 'We painted a sunset over the lake last weekend.';
+    const titled = (order: number, title: string) => ({ ...chunk(order, text), title });
+    await replaceChunks(db, 'labels', 'turns', [
+      titled(0, 'message · Caroline · 2023-05-18 13:47 UTC'),
+      titled(1, 'message · Melanie · 2023-05-18 13:48 UTC'),
+      titled(2, 'message · Mel · 2023-05-18 13:49 UTC'),
+    ]);
+    const ask = (query: string) =>
+      lexicalChannel(db, {
+        filter: filter(['labels']),
+        query,
+        limit: 10,
+        k1: K1,
+        b: B,
+        maxTerms: 64,
+        prefilter: null,
+      });
+    const plain = await ask('what did they paint over the lake');
+    const base = plain[0]!.score!;
+    expect(plain.map((h) => h.score)).toEqual([base, base, base]);
+    const { rows } = await db.query<{ chunkId: number; ord: number }>(
+      `SELECT chunk_id AS "chunkId", ord FROM chunks WHERE namespace = 'labels'`,
+    );
+    const ordOf = new Map(rows.map((r) => [Number(r.chunkId), r.ord]));
+    // "Melanie" is a whole word of one title only: "Mel" is not, nor a number of the timestamp.
+    const named = await ask('What did Melanie paint over the lake in 2023?');
+    expect(named.map((h) => ordOf.get(h.chunkId))).toEqual([1, 0, 2]);
+    expect(named[0]!.score).toBeCloseTo(base * (1 + LABEL_FIELD_BOOST), 9);
+    expect(named[1]!.score).toBeCloseTo(base, 9);
+    expect(named[2]!.score).toBeCloseTo(base, 9);
   });
 
   it('honours k1 and b', async () => {
