@@ -101,9 +101,10 @@ function rebuildSessions(namespace: string) {
      ), contexts AS (
        SELECT a.observation_id, string_agg(n.lent, E'\n' ORDER BY n.pos) AS neighbours,
               bool_or(win.previous + win.next > 0) AS windowed
-       FROM ordered a CROSS JOIN win
-       LEFT JOIN ordered n ON n.session_id = a.session_id AND n.pos <> a.pos
-                          AND n.pos BETWEEN a.pos - win.previous AND a.pos + win.next
+       -- One equality per window position: a hash join, where a range condition on the
+       -- position joined each turn to every turn of its session.
+       FROM ordered a CROSS JOIN win CROSS JOIN LATERAL generate_series(-win.previous, win.next) AS d(off)
+       LEFT JOIN ordered n ON n.session_id = a.session_id AND n.pos = a.pos + d.off AND d.off <> 0
                           AND n.lent IS NOT NULL AND ${SEEN_BY_ALL}
        WHERE a.short
        GROUP BY a.observation_id
