@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
-import { LABEL_FIELD_BOOST, lexicalChannel } from '../../src/retrieval/channels/lexical.js';
+import {
+  LABEL_FIELD_BOOST,
+  type LexicalChannelInput,
+  lexicalChannel,
+} from '../../src/retrieval/channels/lexical.js';
 import { NO_FILTERS } from '../../src/retrieval/channels/filters.js';
 import { type ChunkWrite, replaceChunks } from '../../src/store/chunk-store.js';
 import { openTestDatabase } from '../helpers/test-database.js';
@@ -86,21 +90,25 @@ describe('BM25 lexical channel', () => {
   afterAll(async () => {
     await db?.close();
   });
-
-  it('scores exactly Okapi BM25 (k1 1.2, b 0.75) with df, N and avgdl of the namespace only', async () => {
-    const query = 'Did Caroline find the support group at the lake helpful?';
-    const docs = await Promise.all(TEXTS.map((t) => lexemes(db, 'english', t)));
-    const q = new Set((await lexemes(db, 'english', query)).keys());
-    const expected = referenceBm25(docs, q);
-    const got = await lexicalChannel(db, {
-      filter: filter(['bm']),
+  /** The channel over one namespace with the bench's defaults (k1 1.2, b 0.75, 64 terms, no prefilter). */
+  const rank = (namespace: string, query: string, options: Partial<LexicalChannelInput> = {}) =>
+    lexicalChannel(db, {
+      filter: filter([namespace]),
       query,
       limit: 10,
       k1: K1,
       b: B,
       maxTerms: 64,
       prefilter: null,
+      ...options,
     });
+
+  it('scores exactly Okapi BM25 (k1 1.2, b 0.75) with df, N and avgdl of the namespace only', async () => {
+    const query = 'Did Caroline find the support group at the lake helpful?';
+    const docs = await Promise.all(TEXTS.map((t) => lexemes(db, 'english', t)));
+    const q = new Set((await lexemes(db, 'english', query)).keys());
+    const expected = referenceBm25(docs, q);
+    const got = await rank('bm', query);
     const { rows } = await db.query<{ chunkId: number; ord: number }>(
       `SELECT chunk_id AS "chunkId", ord FROM chunks WHERE namespace = 'bm'`,
     );
@@ -121,16 +129,7 @@ describe('BM25 lexical channel', () => {
       titled(1, 'message · Melanie · 2023-05-18 13:48 UTC'),
       titled(2, 'message · Mel · 2023-05-18 13:49 UTC'),
     ]);
-    const ask = (query: string) =>
-      lexicalChannel(db, {
-        filter: filter(['labels']),
-        query,
-        limit: 10,
-        k1: K1,
-        b: B,
-        maxTerms: 64,
-        prefilter: null,
-      });
+    const ask = (query: string) => rank('labels', query);
     const plain = await ask('what did they paint over the lake');
     const base = plain[0]!.score!;
     expect(plain.map((h) => h.score)).toEqual([base, base, base]);
@@ -169,15 +168,7 @@ describe('BM25 lexical channel', () => {
         }
         return s;
       });
-      const got = await lexicalChannel(db, {
-        filter: filter(['bm']),
-        query,
-        limit: 10,
-        k1,
-        b,
-        maxTerms: 64,
-        prefilter: null,
-      });
+      const got = await rank('bm', query, { k1, b });
       expect(got[0]!.score).toBeCloseTo(Math.max(...expected), 9);
     }
   });
@@ -195,49 +186,17 @@ describe('BM25 lexical channel', () => {
       'x'.repeat(10_000),
     ];
     for (const query of hostile) {
-      const got = await lexicalChannel(db, {
-        filter: filter(['bm']),
-        query,
-        limit: 5,
-        k1: K1,
-        b: B,
-        maxTerms: 64,
-        prefilter: null,
-      });
+      const got = await rank('bm', query, { limit: 5 });
       expect(Array.isArray(got)).toBe(true);
     }
-    const [top] = await lexicalChannel(db, {
-      filter: filter(['bm']),
-      query: hostile[0]!,
-      limit: 5,
-      k1: K1,
-      b: B,
-      maxTerms: 64,
-      prefilter: null,
-    });
+    const [top] = await rank('bm', hostile[0]!, { limit: 5 });
     expect(top).toBeDefined();
   });
 
   it('scores only the rarest maxTerms lexemes of a long query', async () => {
     const query = 'the group support caroline melanie lake kids e1234';
-    const all = await lexicalChannel(db, {
-      filter: filter(['bm']),
-      query,
-      limit: 10,
-      k1: K1,
-      b: B,
-      maxTerms: 64,
-      prefilter: null,
-    });
-    const one = await lexicalChannel(db, {
-      filter: filter(['bm']),
-      query,
-      limit: 10,
-      k1: K1,
-      b: B,
-      maxTerms: 1,
-      prefilter: null,
-    });
+    const all = await rank('bm', query);
+    const one = await rank('bm', query, { maxTerms: 1 });
     expect(all.length).toBeGreaterThan(1);
     // e1234 occurs once: the rarest lexeme alone finds one chunk.
     expect(one).toHaveLength(1);
@@ -294,27 +253,9 @@ describe('BM25 lexical channel', () => {
     expect(r.stats).toEqual(r.truth);
     expect(r.postings[0]).toBe(r.postings[1]);
     // And the channel ranks with the updated text.
-    const got = await lexicalChannel(db, {
-      filter: filter([ns]),
-      query: 'kappa',
-      limit: 5,
-      k1: K1,
-      b: B,
-      maxTerms: 64,
-      prefilter: null,
-    });
+    const got = await rank(ns, 'kappa', { limit: 5 });
     expect(got).toHaveLength(1);
-    expect(
-      await lexicalChannel(db, {
-        filter: filter([ns]),
-        query: 'zeta',
-        limit: 5,
-        k1: K1,
-        b: B,
-        maxTerms: 64,
-        prefilter: null,
-      }),
-    ).toEqual([]);
+    expect(await rank(ns, 'zeta', { limit: 5 })).toEqual([]);
   });
 
   it("analyses the query in each chunk's text search configuration", async () => {
@@ -323,24 +264,8 @@ describe('BM25 lexical channel', () => {
       chunk(1, 'a long run', 'simple'),
     ]);
     await replaceChunks(db, 'stemmed', 'n', [chunk(0, 'they were running fast'), chunk(1, 'a long run')]);
-    const simple = await lexicalChannel(db, {
-      filter: filter(['plain']),
-      query: 'running',
-      limit: 5,
-      k1: K1,
-      b: B,
-      maxTerms: 64,
-      prefilter: null,
-    });
-    const english = await lexicalChannel(db, {
-      filter: filter(['stemmed']),
-      query: 'running',
-      limit: 5,
-      k1: K1,
-      b: B,
-      maxTerms: 64,
-      prefilter: null,
-    });
+    const simple = await rank('plain', 'running', { limit: 5 });
+    const english = await rank('stemmed', 'running', { limit: 5 });
     // `simple` keeps "running" as is (and "were" is no stop word there); english stems it to "run".
     expect(simple).toHaveLength(1);
     expect(english).toHaveLength(2);
@@ -382,16 +307,7 @@ describe('BM25 lexical channel', () => {
       { cfg: 'english', docs: 3 },
       { cfg: 'russian', docs: 3 },
     ]);
-    const run = (ns: string, query: string) =>
-      lexicalChannel(db, {
-        filter: filter([ns]),
-        query,
-        limit: 5,
-        k1: K1,
-        b: B,
-        maxTerms: 64,
-        prefilter: null,
-      });
+    const run = (ns: string, query: string) => rank(ns, query, { limit: 5 });
     const mixed = await run('mixed', 'как получить гостевые пропуска');
     const alone = await run('only-ru', 'как получить гостевые пропуска');
     // Same chunks, same scores: English chunks change neither df nor the average length.
