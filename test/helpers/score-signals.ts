@@ -1,17 +1,7 @@
-/** The additive terms of a ranked item's score, as the ScoreSignals type reports them. */
-export interface ScoreTerms {
-  rrf: number;
-  exactId: number;
-  entity: number;
-  scope: number;
-  current: number;
-  evidence: number;
-  freshness: number;
-  label: number;
-  terms: number;
-  asking: number;
-  newer: number;
-}
+import type { ScoreSignals } from '../../src/compiler/signals.js';
+
+/** The additive terms of a ranked item's score: the ScoreSignals the server reports, minus the explanations. */
+export type ScoreTerms = Omit<ScoreSignals, 'channels' | 'entities'>;
 
 /** What a context item's score must equal: every signal it reports, summed. */
 export function sumOfSignals(r: ScoreTerms): number {

@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import type { TestGateway } from './gateway.js';
+import type { ScoreTerms } from './score-signals.js';
 
 /** Seeds and reads for the context compiler tests — everything goes through the public mutations. */
 
@@ -14,19 +15,9 @@ export interface PackItem {
   score: number;
   tokenEstimate: number;
   conflict: boolean;
-  signals: {
-    rrf: number;
-    exactId: number;
-    entity: number;
+  /** As the server reports them: the additive terms, the named entities, each channel's rank. */
+  signals: ScoreTerms & {
     entities: string[];
-    scope: number;
-    current: number;
-    evidence: number;
-    freshness: number;
-    label: number;
-    terms: number;
-    asking: number;
-    newer: number;
     channels: { channel: string; rank: number; score: number | null }[];
   };
   provenance?: { steps: { kind: string; id: string | null; label: string; uri: string | null }[] };
