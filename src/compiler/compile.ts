@@ -83,10 +83,12 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
     query: plan.hasQuery ? plan.query : null,
   });
   // The hits seed the anchored channels; they are read before those run only when a floor or
-  // relevance scopes may reject some. Else the seeds come from the hits' references and the
-  // hits are read while the anchored channels run (they overlap on PostgreSQL): only the
-  // anchored channels' candidates are left to read after them.
+  // relevance scopes may reject some. Else the seeds come from the hits' references, and on
+  // native PostgreSQL the hits are read while the anchored channels run, leaving only the
+  // anchored channels' candidates to read after them. PGlite runs one statement at a time, so
+  // there the overlap would only add a statement: the hits are read with the rest, once.
   const seedsFromHits = seedsWithoutReading(req);
+  const overlapHits = seedsFromHits && deps.concurrentReads === true;
   if (!seedsFromHits) await stages.run('hydrate_hits', () => pool.hydrate(queried.refs));
   const seeds = plan.settings.graph.seeds;
   const requested = requestedEntityKeys(req);
@@ -98,12 +100,12 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
         ? topHitSeedsFromRefs(queried.lists, plan, queried.refs, seeds)
         : topHitSeeds(queried.lists, plan, pool, req.maxDistance, seeds),
     }),
-    seedsFromHits ? stages.within(() => pool.hydrate(queried.refs)) : undefined,
+    overlapHits ? stages.within(() => pool.hydrate(queried.refs)) : undefined,
   ]);
   const lists = new Map([...queried.lists, ...anchored]);
 
   const selection = selectUnion(lists, plan);
-  await stages.run('hydrate', () => pool.hydrate(refsOf(selection.considered)));
+  await stages.run('hydrate', () => pool.hydrate([...queried.refs, ...refsOf(selection.considered)]));
   const factReport = runner.report('facts');
   if (factReport) factReport.blocked = [...pool.blocked.values()].filter((b) => b.kind === 'fact').length;
   stages.begin('score');
