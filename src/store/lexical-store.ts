@@ -56,16 +56,15 @@ export interface LexicalRankingInput {
   /** Score only the best `prefilter` BM25 rows before the chunk filters; null = all. */
   prefilter: number | null;
   /**
-   * The label field of BM25F: a row whose title or heading holds one of these words (the
-   * query's own words, letters and digits only) scores × (1 + `labelBoost`). Applied to the
-   * best `LABEL_WINDOW` × `limit` rows, so the pattern is matched on a bounded set. Absent = none.
+   * The label field of BM25F: a chunk whose title or heading holds one of the query's lexemes
+   * (numbers aside: a timestamp in a title is not a name) scores × (1 + `labelBoost`). Read from
+   * the postings' label flag (migration 022) while the postings are summed, so every candidate
+   * is boosted before the cut and no chunk row is read for it. Writers put the title's words in
+   * the search text (an observation its actor, a document its title and heading), which is what
+   * makes them postings. Absent or 0 = none.
    */
-  labelWords?: string[] | null;
   labelBoost?: number;
 }
-
-/** Rows, as multiples of the limit, that the label boost may re-order. */
-const LABEL_WINDOW = 4;
 
 export interface LexicalRow {
   namespace: string;
@@ -80,7 +79,7 @@ export interface LexicalRow {
 /** The ranking as a subquery (namespace, chunkId, nodeKey, score, pos), best first. */
 export function lexicalRanking(input: LexicalRankingInput): SqlFragment {
   const { k1, b } = input;
-  const pattern = labelPattern(input);
+  const boost = input.labelBoost && input.labelBoost > 0 ? input.labelBoost : 0;
   return sql`WITH corpus AS MATERIALIZED (
        -- One corpus per (namespace, configuration): the query is analysed in each language present.
        SELECT st.namespace, st.ts_config AS cfg,
@@ -93,6 +92,7 @@ export function lexicalRanking(input: LexicalRankingInput): SqlFragment {
      ), weighted AS MATERIALIZED (
        -- df once per term: an index-only range count on (namespace, configuration, lexeme).
        SELECT t.namespace, t.cfg, t.lexeme, t.avgdl, ln(1 + (t.n_docs - d.df + 0.5) / (d.df + 0.5)) AS idf,
+              t.lexeme !~ '^[0-9]+$' AS names,
               row_number() OVER (PARTITION BY t.namespace, t.cfg ORDER BY d.df, t.lexeme) AS rarity
        FROM terms t
        CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM chunk_postings p
@@ -101,40 +101,25 @@ export function lexicalRanking(input: LexicalRankingInput): SqlFragment {
      ), scored AS (
        SELECT p.namespace, p.chunk_id,
               sum(w.idf * p.tf * (${k1}::float8 + 1)
-                  / (p.tf + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * p.doc_len / w.avgdl))) AS score
+                  / (p.tf + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * p.doc_len / w.avgdl)))
+              * CASE WHEN bool_or(p.label AND w.names) THEN 1 + ${boost}::float8 ELSE 1 END AS score
        FROM weighted w
        JOIN chunk_postings p ON p.namespace = w.namespace AND p.ts_config = w.cfg AND p.lexeme = w.lexeme
        WHERE w.rarity <= ${input.maxTerms}
-       GROUP BY p.namespace, p.chunk_id
+       -- Chunk first: the grouping sort compares bigints and reaches the namespace's collation
+       -- only on ties (3.8k postings sorted in 1.9 ms instead of 3.8 ms at size L).
+       GROUP BY p.chunk_id, p.namespace
        ORDER BY score DESC, p.namespace, p.chunk_id
        LIMIT ${input.prefilter}
-     ), filtered AS (
-       SELECT s.namespace, s.chunk_id, c.node_key, s.score, c.title, c.heading,
-              (c.observation_id = c.node_key) IS TRUE AS observation_text
-       FROM scored s
-       JOIN chunks c ON c.namespace = s.namespace AND c.chunk_id = s.chunk_id
-       WHERE ${chunkFilter('c', input.filter)}
-       ORDER BY s.score DESC, s.namespace, s.chunk_id
-       LIMIT ${input.limit * (pattern === null ? 1 : LABEL_WINDOW)}
-     ), boosted AS (
-       SELECT f.namespace, f.chunk_id, f.node_key, f.observation_text,
-              CASE WHEN ${pattern}::text IS NOT NULL AND concat_ws(' ', f.title, f.heading) ~* ${pattern}::text
-                   THEN f.score * (1 + ${input.labelBoost ?? 0}::float8) ELSE f.score END AS score
-       FROM filtered f
      )
-     SELECT b.namespace, b.chunk_id AS "chunkId", b.node_key AS "nodeKey", b.score,
-            b.observation_text AS "observationText",
-            row_number() OVER (ORDER BY b.score DESC, b.namespace, b.chunk_id) AS pos
-     FROM boosted b
-     ORDER BY b.score DESC, b.namespace, b.chunk_id
+     SELECT s.namespace, s.chunk_id AS "chunkId", c.node_key AS "nodeKey", s.score,
+            (c.observation_id = c.node_key) IS TRUE AS "observationText",
+            row_number() OVER (ORDER BY s.score DESC, s.namespace, s.chunk_id) AS pos
+     FROM scored s
+     JOIN chunks c ON c.namespace = s.namespace AND c.chunk_id = s.chunk_id
+     WHERE ${chunkFilter('c', input.filter)}
+     ORDER BY s.score DESC, s.namespace, s.chunk_id
      LIMIT ${input.limit}`;
-}
-
-/** `\m(w1|w2…)\M`, case-insensitive in use; null without words or without a boost. */
-function labelPattern(input: LexicalRankingInput): string | null {
-  const words = (input.labelWords ?? []).filter((w) => /^[\p{L}\p{N}_]+$/u.test(w));
-  if (words.length === 0 || !(input.labelBoost && input.labelBoost > 0)) return null;
-  return `\\m(${words.join('|')})\\M`;
 }
 
 export async function lexicalSearch(q: Queryable, input: LexicalRankingInput): Promise<LexicalRow[]> {

@@ -123,26 +123,62 @@ describe('BM25 lexical channel', () => {
 
   it('weighs a title holding a word of the query as the label field: score × (1 + LABEL_FIELD_BOOST)', async () => {
     const text = 'We painted a sunset over the lake last weekend.';
-    const titled = (order: number, title: string) => ({ ...chunk(order, text), title });
-    await replaceChunks(db, 'labels', 'turns', [
-      titled(0, 'message · Caroline · 2023-05-18 13:47 UTC'),
-      titled(1, 'message · Melanie · 2023-05-18 13:48 UTC'),
-      titled(2, 'message · Mel · 2023-05-18 13:49 UTC'),
-    ]);
-    const ask = (query: string) => rank('labels', query);
-    const plain = await ask('what did they paint over the lake');
-    const base = plain[0]!.score!;
-    expect(plain.map((h) => h.score)).toEqual([base, base, base]);
+    // As the observation service writes a turn: the actor's name is searchable in every turn.
+    const turns = [
+      ['message · Caroline · 2023-05-18 13:47 UTC', `Caroline\n${text}`],
+      ['message · Melanie · 2023-05-18 13:48 UTC', `Melanie\n${text}`],
+      ['message · Mel · 2023-05-18 13:49 UTC', `Mel\n${text}`],
+      ['message · Dana · 2023-05-18 13:50 UTC', `Melanie\n${text}`],
+    ] as const;
+    await replaceChunks(
+      db,
+      'labels',
+      'turns',
+      turns.map(([title, searchText], i) => ({ ...chunk(i, text), title, searchText })),
+    );
     const { rows } = await db.query<{ chunkId: number; ord: number }>(
       `SELECT chunk_id AS "chunkId", ord FROM chunks WHERE namespace = 'labels'`,
     );
     const ordOf = new Map(rows.map((r) => [Number(r.chunkId), r.ord]));
-    // "Melanie" is a whole word of one title only: "Mel" is not, nor a number of the timestamp.
-    const named = await ask('What did Melanie paint over the lake in 2023?');
-    expect(named.map((h) => ordOf.get(h.chunkId))).toEqual([1, 0, 2]);
-    expect(named[0]!.score).toBeCloseTo(base * (1 + LABEL_FIELD_BOOST), 9);
-    expect(named[1]!.score).toBeCloseTo(base, 9);
-    expect(named[2]!.score).toBeCloseTo(base, 9);
+    const docs = await Promise.all(turns.map(([, t]) => lexemes(db, 'english', t)));
+    const query = 'What did Melanie paint over the lake in 2023?';
+    const bm25 = referenceBm25(docs, new Set((await lexemes(db, 'english', query)).keys()));
+    // "Melanie" is a whole word of one title only: "Mel" is not, nor a number of the timestamp,
+    // and Dana's turn names Melanie in its text, not its title.
+    const named = await rank('labels', query);
+    const expected = bm25.map((s, i) => (i === 1 ? s * (1 + LABEL_FIELD_BOOST) : s));
+    expect(named.map((h) => ordOf.get(h.chunkId))).toEqual([1, 3, 0, 2]);
+    for (const hit of named) expect(hit.score).toBeCloseTo(expected[ordOf.get(hit.chunkId)!]!, 9);
+    // Without a query word in any title, the same text scores the same everywhere.
+    const plain = await rank('labels', 'what did they paint over the lake');
+    expect(new Set(plain.map((h) => h.score!.toFixed(9))).size).toBe(1);
+  });
+
+  it("keeps the postings' label flag right through insert, title and text updates, and reindex", async () => {
+    const ns = 'label-flag';
+    const flagged = async () =>
+      (
+        await db.query<{ lexeme: string }>(
+          `SELECT p.lexeme FROM chunk_postings p WHERE p.namespace = $1 AND p.label ORDER BY 1`,
+          [ns],
+        )
+      ).rows.map((r) => r.lexeme);
+    await replaceChunks(db, ns, 'n', [
+      { ...chunk(0, 'Harbour pilots guide the tanker'), title: 'Harbour pilots', heading: 'Tankers' },
+    ]);
+    // Title and heading lexemes that the text holds; "guide" is in the text only.
+    expect(await flagged()).toEqual(['harbour', 'pilot', 'tanker']);
+    await db.query(`UPDATE chunks SET title = 'Guide' WHERE namespace = $1`, [ns]); // same tsvector
+    expect(await flagged()).toEqual(['guid', 'tanker']);
+    await db.query(`UPDATE chunks SET search_text = 'Guide of pilots' WHERE namespace = $1`, [ns]);
+    expect(await flagged()).toEqual(['guid']);
+    await db.query(`UPDATE chunks SET heading = NULL, title = NULL WHERE namespace = $1`, [ns]);
+    expect(await flagged()).toEqual([]);
+    await db.query(
+      `UPDATE chunks SET title = 'Pilots', ts_config = 'simple'::regconfig WHERE namespace = $1`,
+      [ns],
+    ); // a reindex into another configuration: the label is analysed in the new one
+    expect(await flagged()).toEqual(['pilots']);
   });
 
   it('honours k1 and b', async () => {

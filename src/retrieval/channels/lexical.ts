@@ -1,6 +1,5 @@
 import type { Queryable } from '../../db/database.js';
 import { lexicalSearch } from '../../store/lexical-store.js';
-import { matchWords } from '../text-signals.js';
 import { type ChunkCandidate, type ChunkFilter, toCandidates } from './filters.js';
 
 export interface LexicalChannelInput {
@@ -19,8 +18,8 @@ export interface LexicalChannelInput {
 }
 
 /**
- * The label field's weight (BM25F): a chunk whose title or heading holds a word of the query
- * scores × (1 + this). An observation's title names its actor, so "what does Melanie…" draws
+ * The label field's weight (BM25F): a chunk whose title or heading holds a lexeme of the query
+ * scores × (1 + this), numbers aside. An observation's title names its actor, so "what does Melanie…" draws
  * Melanie's own turns into the channel's list, not only the turns around them; a document's
  * title or heading is the field it names. The same rule as the `label` text signal, applied
  * where it can still bring a candidate in (see eval/results/README.md for the measurements).
@@ -30,12 +29,5 @@ export const LABEL_FIELD_BOOST = 0.3;
 /** BM25 over the chunk postings (see store/lexical-store.ts for the statement). */
 export async function lexicalChannel(q: Queryable, input: LexicalChannelInput): Promise<ChunkCandidate[]> {
   if (input.limit <= 0 || input.query.trim() === '') return [];
-  return toCandidates(
-    await lexicalSearch(q, { ...input, labelWords: labelWords(input.query), labelBoost: LABEL_FIELD_BOOST }),
-  );
-}
-
-/** The query's words a label may hold: numbers aside (a timestamp in a title is not a name). */
-function labelWords(query: string): string[] {
-  return [...matchWords(query)].filter((w) => !/^\p{N}+$/u.test(w)).slice(0, 64);
+  return toCandidates(await lexicalSearch(q, { ...input, labelBoost: LABEL_FIELD_BOOST }));
 }
