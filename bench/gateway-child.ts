@@ -114,8 +114,8 @@ function switchObservability(on: boolean): void {
   }
 }
 
-const profiler = new Session();
-profiler.connect();
+// Connected on the first profile request only: a run that never profiles has no session.
+let profiler: Session | null = null;
 
 function memory(): ChildMemory {
   const cpu = process.cpuUsage();
@@ -146,10 +146,15 @@ async function handle(request: ChildRequest): Promise<unknown> {
       switchObservability(request.on);
       return null;
     case 'profile-start':
+      if (!profiler) {
+        profiler = new Session();
+        profiler.connect();
+      }
       await profiler.post('Profiler.enable');
       await profiler.post('Profiler.start');
       return null;
     case 'profile-stop': {
+      if (!profiler) throw new Error('profile-stop without profile-start');
       const { profile } = await profiler.post('Profiler.stop');
       writeFileSync(request.file, JSON.stringify(profile));
       return null;
