@@ -4,6 +4,8 @@
  * SQL tracing on. The parent talks to it over IPC: statement capture and replay (the overhead
  * floor), a few SQL reads (counts, sizes), memory, stop.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import type { TracerProvider } from '@opentelemetry/api';
 import { createApp } from '../src/app.js';
@@ -32,6 +34,9 @@ export type ChildRequest =
   | { type: 'memory' }
   /** Serve with metrics and tracing on or off (started with MEMGATE_BENCH_OBSERVABILITY=1). */
   | { type: 'observability'; on: boolean }
+  /** A V8 CPU profile of the gateway between the two requests (written as a .cpuprofile file). */
+  | { type: 'profile-start' }
+  | { type: 'profile-stop'; file: string }
   | { type: 'stop' };
 
 export interface ChildMemory {
@@ -109,6 +114,9 @@ function switchObservability(on: boolean): void {
   }
 }
 
+// Connected on the first profile request only: a run that never profiles has no session.
+let profiler: Session | null = null;
+
 function memory(): ChildMemory {
   const cpu = process.cpuUsage();
   return {
@@ -137,6 +145,20 @@ async function handle(request: ChildRequest): Promise<unknown> {
     case 'observability':
       switchObservability(request.on);
       return null;
+    case 'profile-start':
+      if (!profiler) {
+        profiler = new Session();
+        profiler.connect();
+      }
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+      return null;
+    case 'profile-stop': {
+      if (!profiler) throw new Error('profile-stop without profile-start');
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync(request.file, JSON.stringify(profile));
+      return null;
+    }
     case 'stop':
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -23,6 +23,9 @@ export interface GatewayProcess {
   memory(): Promise<ChildMemory>;
   /** Metrics and tracing on or off (a gateway started with MEMGATE_BENCH_OBSERVABILITY=1). */
   observability(on: boolean): Promise<void>;
+  /** A CPU profile of the gateway from profileStart to profileStop, written to `file`. */
+  profileStart(): Promise<void>;
+  profileStop(file: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -105,6 +108,8 @@ export async function startGateway(
     query: (sql, params) => ask({ type: 'query', sql, params }),
     memory: () => ask<ChildMemory>({ type: 'memory' }),
     observability: (on) => ask<void>({ type: 'observability', on }),
+    profileStart: () => ask<void>({ type: 'profile-start' }),
+    profileStop: (file) => ask<void>({ type: 'profile-stop', file }),
     async stop() {
       if (exited) return;
       const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -2,6 +2,7 @@
  * Candidates of a compilation: what a channel hands over (a reference, phase 1:
  * retrieval/candidate-ref.ts, shared with search) and what phase 2 turns it into (the few columns packing needs). Pure types and helpers — no SQL here.
  */
+import { collapseWhitespace } from '../domain/whitespace.js';
 import { globalId } from '../global-id.js';
 import type { CandidateKind } from '../retrieval/candidate-ref.js';
 
@@ -96,5 +97,5 @@ export type BlockReason =
 
 /** Text used to detect the same source text reached twice (whitespace and case folded). */
 export function dedupKey(text: string): string {
-  return text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+  return collapseWhitespace(text.normalize('NFKC').toLowerCase()).trim();
 }

@@ -5,9 +5,9 @@
  */
 import { dedupKey } from './candidates.js';
 import { conflictGroups } from './conflicts.js';
-import { type CurrentOutcome, type PackEntry, type PackOutcome, Packer } from './packing.js';
+import { type CurrentOutcome, type PackEntry, type PackOutcome, Packer, piecePoints } from './packing.js';
 import type { PackedItem } from './pack-types.js';
-import { itemLabel, pieceCost, renderItem } from './render.js';
+import { itemLabel, pieceCostOfPoints, renderItem } from './render.js';
 import type { ScoreSignals, Scored } from './signals.js';
 import { type TraceDecision, decisionOf } from './trace.js';
 
@@ -155,12 +155,15 @@ export class PackBuilder {
       label: itemLabel([title, c.sourcePath, c.kind === 'chunk' ? c.entityKeys[0] : c.localId]),
       text,
     });
-    const cost = pieceCost(block, this.charsPerToken);
+    // Counted once: the cost here, the packer's budget arithmetic from the same figure.
+    const points = piecePoints(block);
+    const cost = pieceCostOfPoints(points, this.charsPerToken);
     return {
       key: c.key,
       section: c.section,
       block,
       cost,
+      points,
       dedupKey: dedupKey(c.text),
       score: s.score,
       item: {

@@ -28,6 +28,8 @@ export interface PackEntry {
   block: string;
   /** pieceCost(block). */
   cost: number;
+  /** piecePoints(block), when the caller counted it already. */
+  points?: number;
   /** Same source text reached twice is packed once. */
   dedupKey: string;
   /** The item's score: a section lists its items by it, best first (packing order breaks ties). */
@@ -95,7 +97,7 @@ export class Packer {
     return extra;
   }
 
-  private commit(section: SectionKind, key: string, block: string, score: number): void {
+  private commit(section: SectionKind, key: string, block: string, score: number, points?: number): void {
     if (!this.bannerCharged) {
       this.usedPoints += piecePoints(BANNER);
       this.bannerCharged = true;
@@ -104,7 +106,7 @@ export class Packer {
       this.usedPoints += piecePoints(sectionHeader(section));
       this.open.add(section);
     }
-    this.usedPoints += piecePoints(block);
+    this.usedPoints += points ?? piecePoints(block);
     const list = this.packed.get(section) ?? [];
     list.push({ key, block, score });
     this.packed.set(section, list);
@@ -180,7 +182,8 @@ export class Packer {
     }
     if (fresh.length === 0) return outcomes;
     const need =
-      this.overhead(fresh.map((e) => e.section)) + fresh.reduce((sum, e) => sum + piecePoints(e.block), 0);
+      this.overhead(fresh.map((e) => e.section)) +
+      fresh.reduce((sum, e) => sum + (e.points ?? piecePoints(e.block)), 0);
     if (!this.fits(need)) {
       for (const e of fresh) {
         outcomes.push({ key: e.key, status: 'EXCLUDED', reason: 'OVER_BUDGET', tokenEstimate: e.cost });
@@ -188,7 +191,7 @@ export class Packer {
       return outcomes;
     }
     for (const e of fresh) {
-      this.commit(e.section, e.key, e.block, e.score ?? 0);
+      this.commit(e.section, e.key, e.block, e.score ?? 0, e.points);
       this.byDedup.set(e.dedupKey, e.key);
       outcomes.push({ key: e.key, status: 'INCLUDED' });
     }
@@ -218,6 +221,6 @@ export function packGreedy(packer: Packer, groups: readonly (readonly PackEntry[
 }
 
 /** Code points a piece adds to the rendered text, with the newline that follows it. */
-function piecePoints(piece: string): number {
+export function piecePoints(piece: string): number {
   return countCodePoints(piece) + 1;
 }

@@ -6,6 +6,7 @@
  * tokenEstimate; the sum of piece costs can be a little higher (each is rounded up).
  */
 import { estimateTokens } from '../domain/tokens.js';
+import { collapseWhitespace } from '../domain/whitespace.js';
 import {
   CONTEXT_BANNER,
   SECTION_HEADERS,
@@ -34,6 +35,14 @@ export function pieceCost(piece: string, charsPerToken: number): number {
   return estimateTokens(`${piece}\n`, charsPerToken);
 }
 
+/** pieceCost of a piece whose code points, trailing newline included, are counted already. */
+export function pieceCostOfPoints(points: number, charsPerToken: number): number {
+  if (!Number.isFinite(charsPerToken) || charsPerToken <= 0) {
+    throw new RangeError(`charsPerToken must be a positive number, got ${charsPerToken}`);
+  }
+  return Math.ceil(points / charsPerToken);
+}
+
 export interface RenderableItem {
   kind: string;
   /** Label shown on the fence (title, heading, source); sanitised here. */
@@ -47,7 +56,7 @@ export interface RenderableItem {
  */
 export function renderItem(item: RenderableItem): string {
   if (item.kind === 'fact' || item.kind === 'entity') {
-    const line = neutralizeUntrusted(item.text.replace(/\s+/g, ' ').trim());
+    const line = neutralizeUntrusted(collapseWhitespace(item.text).trim());
     return `- ${line}`;
   }
   return renderDelimited(item.label, item.text);

@@ -8,6 +8,8 @@
  * ("Design &gt; Risks"), so none are used.
  */
 
+import { collapseWhitespace } from './whitespace.js';
+
 /** First line of every rendered context text. */
 export const CONTEXT_BANNER = '=== memgate context ===';
 
@@ -49,11 +51,12 @@ export function renderDelimited(label: string, text: string): string {
  * an angle quote (">>>" → "›››", "<system>" → "‹system›").
  */
 export function sanitizeLabel(label: string): string {
-  const clean = stripInvisible(normalizeNewlines(label))
-    .replace(/\s+/g, ' ')
+  const clean = collapseWhitespace(stripInvisible(normalizeNewlines(label)))
     .trim()
     .replace(/(?<! )[<>]|[<>](?! )/g, defuseAngles);
   if (!clean) return 'untitled';
+  // A string has at least as many UTF-16 units as code points: most labels need no count.
+  if (clean.length <= MAX_LABEL_CHARS) return clean;
   const chars = Array.from(clean);
   return chars.length > MAX_LABEL_CHARS ? `${chars.slice(0, MAX_LABEL_CHARS - 1).join('')}…` : clean;
 }
@@ -128,7 +131,11 @@ function defuseAngles(text: string): string {
   return text.replace(/</g, '‹').replace(/>/g, '›');
 }
 
+// Every token pattern needs one of these characters: a line without any is left as it is.
+const TOKEN_CHARS = /[<>|[\uff1c\ufe64]/;
+
 function escapeTokens(line: string): { text: string; changed: boolean } {
+  if (!TOKEN_CHARS.test(line)) return { text: line, changed: false };
   let text = line;
   for (const [pattern, replace] of TOKEN_PATTERNS) text = text.replace(pattern, replace);
   return { text, changed: text !== line };
@@ -181,9 +188,15 @@ function isInstruction(text: string): boolean {
   return matchesInstruction(folded, latinSkeleton(folded));
 }
 
+// Every Russian pattern spells Cyrillic letters: a text without any skips them.
+const CYRILLIC = /[\u0400-\u04ff]/;
+
 // Takes the folded text and its skeleton, which a caller that has them does not compute twice.
 function matchesInstruction(folded: string, latin: string): boolean {
-  return INSTRUCTION_EN.some((r) => r.test(latin)) || INSTRUCTION_RU.some((r) => r.test(folded));
+  return (
+    INSTRUCTION_EN.some((r) => r.test(latin)) ||
+    (CYRILLIC.test(folded) && INSTRUCTION_RU.some((r) => r.test(folded)))
+  );
 }
 
 // `System:`, `assistant :`, `[user]`, `>>> Human:` at the start of a line.
@@ -211,12 +224,12 @@ function compact(text: string): string {
 
 // NFKC folds full-width and mathematical letters (`ｉｇｎｏｒｅ`, `𝐢𝐠𝐧𝐨𝐫𝐞`) to plain ones.
 function fold(text: string): string {
-  return text
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[\u200c\u200d]/g, '')
-    .replace(/\s+/g, ' ')
-    .trim();
+  return collapseWhitespace(
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .replace(/[\u200c\u200d]/g, ''),
+  ).trim();
 }
 
 // Letters that render like Latin ones; only used for matching, never for output.

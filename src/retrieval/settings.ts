@@ -160,6 +160,23 @@ export interface SettingsOptions {
 
 /** Defaults → embedder-fitted vector weight → preset → request weights/rrfK → patch; validated. */
 export function resolveSettings(options: SettingsOptions = {}): RetrievalSettings {
+  // Most reads ask for a preset and nothing else: those are validated once per process, and
+  // each caller still gets its own copy.
+  if (!options.weights && options.rrfK == null && !options.patch) {
+    const key = `${options.preset ?? 'hybrid'}\u0000${options.embedderModel ?? ''}`;
+    let resolved = RESOLVED_PRESETS.get(key);
+    if (!resolved) {
+      resolved = validatedSettings(options);
+      RESOLVED_PRESETS.set(key, resolved);
+    }
+    return structuredClone(resolved);
+  }
+  return validatedSettings(options);
+}
+
+const RESOLVED_PRESETS = new Map<string, RetrievalSettings>();
+
+function validatedSettings(options: SettingsOptions): RetrievalSettings {
   let s: RetrievalSettings = structuredClone(BASE);
   if (options.embedderModel) s.vector.weight = vectorWeightFor(options.embedderModel);
   s = PRESETS[options.preset ?? 'hybrid'](s);

@@ -49,11 +49,35 @@ export function matchWords(text: string | null | undefined): Set<string> {
   return out;
 }
 
+const WORD_CHAR_LAST = /[\p{L}\p{N}_]$/u;
+const WORD_CHAR_FIRST = /^[\p{L}\p{N}_]/u;
+
+/**
+ * Which of `words` (matchWords of a query) are words of `text`, i.e. `matchWords(text).has(w)`
+ * for each: an occurrence with no letter, digit or `_` on either side is a whole word. Looking
+ * the few query words up costs far less than collecting every word of every candidate.
+ */
+function heldWords(text: string, words: readonly string[]): Set<string> {
+  const folded = text.toLowerCase().normalize('NFKC');
+  const held = new Set<string>();
+  for (const w of words) {
+    for (let at = folded.indexOf(w); at >= 0; at = folded.indexOf(w, at + 1)) {
+      const end = at + w.length;
+      // Two units either side: a letter outside the BMP is a surrogate pair.
+      if (at > 0 && WORD_CHAR_LAST.test(folded.slice(Math.max(0, at - 2), at))) continue;
+      if (end < folded.length && WORD_CHAR_FIRST.test(folded.slice(end, end + 2))) continue;
+      held.add(w);
+      break;
+    }
+  }
+  return held;
+}
+
 /** The signals of each item, in the order given; all 0 when the query has no word to compare. */
 export function textSignals(query: string, items: readonly TextSignalItem[]): TextSignals[] {
   const queryWords = [...matchWords(query)];
   if (queryWords.length === 0 || items.length === 0) return items.map(() => NO_TEXT_SIGNALS);
-  const own = items.map((i) => matchWords(i.text));
+  const own = items.map((i) => heldWords(i.text, queryWords));
   const n = items.length;
   const weight = new Map<string, number>();
   for (const w of queryWords) {

@@ -343,12 +343,17 @@ export class SearchService {
         distance: n.distance,
       };
     });
+    let context: string | undefined;
     return {
       mode,
       hits: outcome.hits,
       neighbors,
       sources,
-      context: renderSearchContext(fragments, related),
+      // Rendered when read: a selection without `context` does not pay for it.
+      get context() {
+        context ??= renderSearchContext(fragments, related);
+        return context;
+      },
       channelStats: outcome.channels,
       rerank: outcome.rerank,
       warnings: outcome.warnings,

@@ -55,6 +55,17 @@ describe('textSignals', () => {
     expect(textSignals('support', [])).toEqual([]);
   });
 
+  it('own terms count whole words only: a query word inside a longer word is not held', () => {
+    const held = (text: string) =>
+      textSignals('port', [
+        { title: null, text },
+        { title: null, text: 'x' },
+      ])[0]!.terms;
+    expect(held('The PORT opened.')).toBeGreaterThan(0);
+    expect(held('support, passport, portal, port_2, 𐐨port')).toBe(0);
+    expect(held('Ｐｏｒｔ: ready')).toBeGreaterThan(0);
+  });
+
   it('words are case-folded runs of three letters or digits or more, in any script', () => {
     expect([...matchWords('Пароль от VPN: ok, A-142!')]).toEqual(['пароль', 'vpn', '142']);
   });
