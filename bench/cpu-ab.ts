@@ -86,6 +86,8 @@ for (const name of values.only!.split(',')) {
 }
 for (const { tree, gw } of gateways) {
   const m = await gw.memory();
-  console.log(`${tree}: heap ${(m.heapUsedBytes / 2 ** 20).toFixed(0)} MB, rss ${(m.rssBytes / 2 ** 20).toFixed(0)} MB`);
+  console.log(
+    `${tree}: heap ${(m.heapUsedBytes / 2 ** 20).toFixed(0)} MB, rss ${(m.rssBytes / 2 ** 20).toFixed(0)} MB`,
+  );
   await gw.stop();
 }
