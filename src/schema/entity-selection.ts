@@ -22,6 +22,18 @@ export function entitySelection(info: GraphQLResolveInfo): EntitySelection | nul
   return read.entity(info.fieldNodes);
 }
 
+/**
+ * The fields the client selected of the nodes of an entity connection (`edges { node { … } }`,
+ * through fragments); empty when it selects no node.
+ */
+export function connectionNodeFields(info: GraphQLResolveInfo): Set<string> {
+  const edges = [...collect(info.fieldNodes, info.fragments).values()]
+    .flat()
+    .filter((f) => f.name.value === 'edges');
+  const nodes = [...collect(edges, info.fragments).values()].flat().filter((f) => f.name.value === 'node');
+  return new Set([...collect(nodes, info.fragments).values()].map((f) => f[0]!.name.value));
+}
+
 type Fragments = Record<string, FragmentDefinitionNode>;
 
 class SelectionReader {

@@ -24,7 +24,7 @@ import {
 import { upsertEntityBatch } from './entity-batch.js';
 import { type PageArgs, decodeCursor, encodeCursor, pageWindow, toPage } from './pagination.js';
 import type { LazyPage } from './graph-service.js';
-import { type EntitySelection, readEntityWithSelection } from './nested-read.js';
+import { type EntitySelection, entityColumns, readEntityWithSelection } from './nested-read.js';
 import type { RequestScope } from './request-scope.js';
 import { schemaPolicyFor } from './schema-policy.js';
 import {
@@ -140,10 +140,15 @@ export class EntityService {
     return this.scope.loaders.entity.load(nsKey(ns, key));
   }
 
+  /**
+   * A page of entities. Given the fields the client selected of each (`nodeFields`), only
+   * their columns are read: a page of keys and titles parses no timestamps, arrays or JSON.
+   */
   async list(
     namespace: string,
     filter: { kinds?: string[] | null; keyPrefix?: string | null },
     page: PageArgs,
+    nodeFields: ReadonlySet<string> | null = null,
   ): Promise<LazyPage<EntityRow>> {
     const ns = parseInput(namespaceSchema, namespace, 'namespace');
     assertCanRead(this.scope.principal, ns);
@@ -155,13 +160,16 @@ export class EntityService {
     // listing of people and projects should not drown in them, so they are shown only on request.
     const kinds = filter.kinds?.length ? filter.kinds : null;
     const listed = { ...filter, kinds, excludeKinds: kinds ? null : [...LISTED_ONLY_ON_REQUEST] };
+    const columns = nodeFields ? entityColumns(nodeFields) : null;
     const rows = await listEntities(
       this.scope.db,
       ns,
       { ...listed, afterKey: after, beforeKey: before, limit: size + 1, backwards },
       vis,
+      columns,
     );
-    for (const row of rows) this.scope.loaders.entity.prime(nsKey(ns, row.key), row);
+    // Only whole rows may answer later loads of the same key.
+    if (!columns) for (const row of rows) this.scope.loaders.entity.prime(nsKey(ns, row.key), row);
     const result = toPage(
       rows,
       size,

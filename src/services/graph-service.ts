@@ -108,7 +108,30 @@ const observationListArgs = intervalArgs.and(
  * so a nesting level costs one statement whatever the number of parents), paths, timelines.
  */
 export class GraphService {
+  /** entityFactsQuery by its arguments: a walk passes the same few to hundreds of entities. */
+  private readonly factsQueries = new Map<string, ReturnType<typeof entityFactsQuery>>();
+
   constructor(private readonly scope: RequestScope) {}
+
+  private factsQuery(args: EntityFactsArgs, page: PageArgs): ReturnType<typeof entityFactsQuery> {
+    const key = JSON.stringify([
+      // As text, so an invalid date ("NaN") never shares the key of no date.
+      args.asOf instanceof Date ? String(args.asOf.getTime()) : (args.asOf ?? null),
+      args.predicates ?? null,
+      args.direction ?? null,
+      args.includeHistory ?? null,
+      page.first ?? null,
+      page.after ?? null,
+      page.last ?? null,
+      page.before ?? null,
+    ]);
+    let found = this.factsQueries.get(key);
+    if (!found) {
+      found = entityFactsQuery(args, page);
+      if (this.factsQueries.size < 64) this.factsQueries.set(key, found);
+    }
+    return found;
+  }
 
   private get loaders() {
     return this.scope.loaders;
@@ -175,7 +198,7 @@ export class GraphService {
     page: PageArgs,
   ): LazyPage<FactRow> | Promise<LazyPage<FactRow>> {
     assertCanRead(this.scope.principal, entity.namespace);
-    const { filter, query } = entityFactsQuery(args, page);
+    const { filter, query } = this.factsQuery(args, page);
     const key = nsKey(entity.namespace, entity.key);
     const toLazyPage = (found: Cursored<FactRow>[]): LazyPage<FactRow> => ({
       ...toPage(

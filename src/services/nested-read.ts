@@ -99,9 +99,14 @@ function columnsFor<C extends string>(
   return [...out];
 }
 
+/** The entity columns these selected fields read (every column for a field not listed here). */
+export function entityColumns(fields: ReadonlySet<string>): EntityColumn[] {
+  return columnsFor(fields, ENTITY_KEY_ONLY, ENTITY_FIELD_COLUMNS, ENTITY_COLUMNS_ALL);
+}
+
 export function entityShape(selection: EntitySelection): EntityTreeShape {
   return {
-    columns: columnsFor(selection.fields, ENTITY_KEY_ONLY, ENTITY_FIELD_COLUMNS, ENTITY_COLUMNS_ALL),
+    columns: entityColumns(selection.fields),
     facts: selection.facts ? factsShape(selection.facts) : null,
   };
 }

@@ -60,15 +60,22 @@ export function pageWindow(args: PageArgs, defaultSize = 20): { backwards: boole
   return { backwards, size };
 }
 
-function lazyEdge<T>(node: T, cursorOf: (row: T) => string): { cursor: string; node: T } {
-  let cursor: string | undefined;
-  return {
-    node,
-    get cursor() {
-      cursor ??= cursorOf(node);
-      return cursor;
-    },
-  };
+/**
+ * An edge whose cursor is encoded when first read. A class, so every edge shares one shape
+ * and one getter: an object literal with its own accessor costs a property definition per
+ * edge, and a walk builds hundreds of edges whose cursors nobody reads.
+ */
+class LazyEdge<T> {
+  private encoded: string | undefined;
+  constructor(
+    readonly node: T,
+    private readonly cursorOf: (row: T) => string,
+  ) {}
+
+  get cursor(): string {
+    this.encoded ??= this.cursorOf(this.node);
+    return this.encoded;
+  }
 }
 
 /**
@@ -85,7 +92,7 @@ export function toPage<T>(
   const hasMore = rows.length > size;
   const kept = backwards ? rows.slice(Math.max(0, rows.length - size)) : rows.slice(0, size);
   // Cursors are encoded when read: a nested walk selects none of its hundreds of edges' cursors.
-  const edges = kept.map((node) => lazyEdge(node, cursorOf));
+  const edges: { cursor: string; node: T }[] = kept.map((node) => new LazyEdge(node, cursorOf));
   return {
     edges,
     pageInfo: {

@@ -5,37 +5,43 @@ import type { EntityTree, EntityTreeShape, FactTree, FactTreeShape } from '../st
 
 /**
  * Relations a nested read fetched together with their parent, attached to the parent row
- * object itself (weakly: they live exactly as long as the request's rows). The relation
+ * object itself under a symbol (JSON and Object.keys do not see it; the relations live exactly
+ * as long as the request's rows). A property costs less than a WeakMap entry, which a walk
+ * would add per fact and entity and the collector then traces as ephemerons. The relation
  * resolvers look here first and fall back to the per-request loaders, so a shape the compiler
  * did not cover still costs one statement per level. Rows read this way are never primed into
  * the loaders: they hold only the selected columns.
  */
-const factPages = new WeakMap<EntityRow, { query: EntityFactsQuery; rows: Cursored<FactRow>[] }>();
-const endpoints = new WeakMap<FactRow, { subject?: EntityRow | null; object?: EntityRow | null }>();
+const FACT_PAGE = Symbol('prefetched facts page');
+const ENDPOINTS = Symbol('prefetched endpoints');
+
+type FactPage = { query: EntityFactsQuery; rows: Cursored<FactRow>[] };
+type Endpoints = { subject?: EntityRow | null; object?: EntityRow | null };
+type WithFactPage = EntityRow & { [FACT_PAGE]?: FactPage };
+type WithEndpoints = FactRow & { [ENDPOINTS]?: Endpoints };
 
 /** Registers the relations of a tree read to `shape` and returns its root row. */
 export function attachTree(tree: EntityTree, shape: EntityTreeShape): EntityRow {
   const facts = shape.facts;
   if (!tree.facts || !facts) return tree.row;
-  factPages.set(tree.row, { query: facts.query, rows: tree.facts.map((f) => f.row) });
+  (tree.row as WithFactPage)[FACT_PAGE] = { query: facts.query, rows: tree.facts.map((f) => f.row) };
   for (const fact of tree.facts) attachFact(fact, facts);
   return tree.row;
 }
 
 function attachFact(fact: FactTree, shape: FactTreeShape): void {
-  const ends: { subject?: EntityRow | null; object?: EntityRow | null } = {};
-  for (const side of ['subject', 'object'] as const) {
-    const end = fact[side];
-    const endShape = shape[side];
-    if (end === undefined || !endShape) continue;
-    ends[side] = end ? attachTree(end, endShape) : null;
-  }
-  endpoints.set(fact.row, ends);
+  if (!shape.subject && !shape.object) return;
+  const ends: Endpoints = {};
+  if (shape.subject && fact.subject !== undefined)
+    ends.subject = fact.subject ? attachTree(fact.subject, shape.subject) : null;
+  if (shape.object && fact.object !== undefined)
+    ends.object = fact.object ? attachTree(fact.object, shape.object) : null;
+  (fact.row as WithEndpoints)[ENDPOINTS] = ends;
 }
 
 /** The facts page fetched with this entity for exactly these arguments, if any. */
 export function prefetchedFacts(entity: EntityRow, query: EntityFactsQuery): Cursored<FactRow>[] | null {
-  const page = factPages.get(entity);
+  const page = (entity as WithFactPage)[FACT_PAGE];
   return page && sameFactsQuery(page.query, query) ? page.rows : null;
 }
 
@@ -67,5 +73,5 @@ function sameList(a: readonly string[] | null, b: readonly string[] | null): boo
 
 /** The endpoint fetched with this fact: a row, null (not visible), or undefined (not fetched). */
 export function prefetchedEndpoint(fact: FactRow, side: 'subject' | 'object'): EntityRow | null | undefined {
-  return endpoints.get(fact)?.[side];
+  return (fact as WithEndpoints)[ENDPOINTS]?.[side];
 }

@@ -30,6 +30,63 @@ export const ENTITY_COLUMNS = `
   e.created_at AS "createdAt", e.updated_at AS "updatedAt"`;
 
 /**
+ * Entity columns a read may select, by the row model's property; namespace, key and the PII
+ * flags (which the masking and the PII audit read) always come.
+ */
+export const ENTITY_COLUMN_SQL = {
+  kind: 'kind',
+  title: 'title',
+  attributes: 'attributes',
+  scopes: 'scopes',
+  visibility: 'visibility',
+  sourcePath: 'source_path',
+  confidence: 'confidence',
+  origin: 'origin',
+  placeholder: 'placeholder',
+  stale: 'stale',
+  aliases: 'aliases',
+  lastSeen: 'last_seen',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+} as const satisfies Partial<Record<keyof EntityRow, string>>;
+
+export type EntityColumn = keyof typeof ENTITY_COLUMN_SQL;
+
+/** The select list of `columns` of `e`, each named as the row model names it. */
+function selectedEntityColumns(columns: readonly EntityColumn[]): string {
+  const named = columns.map((c) => `e.${ENTITY_COLUMN_SQL[c]} AS "${c}"`);
+  return ['e.namespace', 'e.key', 'e.pii', 'e.pii_categories AS "piiCategories"', ...named].join(', ');
+}
+
+/**
+ * A row read with some columns only, the others at neutral values: only the fields whose
+ * columns were selected are resolved from it (the columns are chosen from that selection).
+ */
+function withNeutralColumns(row: Partial<EntityRow>): EntityRow {
+  return {
+    namespace: '',
+    key: '',
+    kind: '',
+    title: '',
+    attributes: {},
+    scopes: [],
+    visibility: [],
+    sourcePath: null,
+    confidence: null,
+    origin: 'AGENT',
+    placeholder: false,
+    stale: false,
+    aliases: [],
+    pii: false,
+    piiCategories: [],
+    lastSeen: null,
+    createdAt: new Date(0),
+    updatedAt: new Date(0),
+    ...row,
+  };
+}
+
+/**
  * `ENTITY_COLUMNS` of the entity `e` in scope as one JSON object, for a statement that reads an
  * entity beside its own rows: the row `findEntitiesByKeys` reads, so a loader may be primed with it.
  */
@@ -94,16 +151,15 @@ export interface EntityListFilter {
   backwards?: boolean;
 }
 
-export async function listEntities(
-  q: Queryable,
-  namespace: string,
-  filter: EntityListFilter,
-  visibleScopes: string[] | null,
-): Promise<EntityRow[]> {
-  const order = filter.backwards ? 'DESC' : 'ASC';
-  const { rows } = await q.query<EntityRow>(
-    `/* listEntities */
-     SELECT ${ENTITY_COLUMNS} FROM entities e
+/** listEntities' statement by its select list: a page reads the columns its fields need. */
+const listStatements = new Map<string, string>();
+
+function listStatement(columns: readonly EntityColumn[] | null, backwards: boolean): string {
+  const cacheKey = `${backwards ? 'B' : 'F'}${columns ? columns.join(',') : '*'}`;
+  let sql = listStatements.get(cacheKey);
+  if (sql === undefined) {
+    sql = `/* listEntities */
+     SELECT ${columns ? selectedEntityColumns(columns) : ENTITY_COLUMNS} FROM entities e
      WHERE e.namespace = $1
        AND ($2::text[] IS NULL OR e.kind = ANY($2::text[]))
        AND ($3::text IS NULL OR starts_with(e.key, $3::text))
@@ -111,20 +167,38 @@ export async function listEntities(
        AND ($5::text IS NULL OR e.key < $5::text)
        AND ($8::text[] IS NULL OR NOT (e.kind = ANY($8::text[])))
        AND ${visibleTo('e', '$6')}
-     ORDER BY e.key ${order}
-     LIMIT $7`,
-    [
-      namespace,
-      filter.kinds ?? null,
-      filter.keyPrefix ?? null,
-      filter.afterKey ?? null,
-      filter.beforeKey ?? null,
-      visibleScopes,
-      filter.limit,
-      filter.excludeKinds ?? null,
-    ],
-  );
-  return filter.backwards ? rows.reverse() : rows;
+     ORDER BY e.key ${backwards ? 'DESC' : 'ASC'}
+     LIMIT $7`;
+    // Bounded like the prepared statements the texts become.
+    if (listStatements.size >= 64) listStatements.clear();
+    listStatements.set(cacheKey, sql);
+  }
+  return sql;
+}
+
+/**
+ * A page of entities in key order. With `columns`, only those (and namespace, key and the PII
+ * flags) are read and the rest of each row holds neutral values; without, whole rows.
+ */
+export async function listEntities(
+  q: Queryable,
+  namespace: string,
+  filter: EntityListFilter,
+  visibleScopes: string[] | null,
+  columns: readonly EntityColumn[] | null = null,
+): Promise<EntityRow[]> {
+  const { rows } = await q.query<EntityRow>(listStatement(columns, filter.backwards ?? false), [
+    namespace,
+    filter.kinds ?? null,
+    filter.keyPrefix ?? null,
+    filter.afterKey ?? null,
+    filter.beforeKey ?? null,
+    visibleScopes,
+    filter.limit,
+    filter.excludeKinds ?? null,
+  ]);
+  const complete = columns ? rows.map(withNeutralColumns) : rows;
+  return filter.backwards ? complete.reverse() : complete;
 }
 
 export async function countEntities(

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import type { EntityRow } from './entity-store.js';
+import { ENTITY_COLUMN_SQL, type EntityColumn, type EntityRow } from './entity-store.js';
 import type { FactRow } from './fact-store.js';
 import { type Cursored, type EntityFactsQuery, entityFactsWhere, factCursorMicros } from './graph-store.js';
 import { visibleTo } from './visibility.js';
@@ -12,24 +12,6 @@ import { visibleTo } from './visibility.js';
  * visible with both endpoints) and each entity carries `visibleTo`; only the columns the
  * caller selected are built.
  */
-
-/** Entity columns a nested read may select, by the row model's property. */
-const ENTITY_COLUMN_SQL = {
-  kind: 'kind',
-  title: 'title',
-  attributes: 'attributes',
-  scopes: 'scopes',
-  visibility: 'visibility',
-  sourcePath: 'source_path',
-  confidence: 'confidence',
-  origin: 'origin',
-  placeholder: 'placeholder',
-  stale: 'stale',
-  aliases: 'aliases',
-  lastSeen: 'last_seen',
-  createdAt: 'created_at',
-  updatedAt: 'updated_at',
-} as const satisfies Partial<Record<keyof EntityRow, string>>;
 
 /** Fact columns a nested read may select (namespace, ids and endpoints always come). */
 const FACT_COLUMN_SQL = {
@@ -52,7 +34,7 @@ const FACT_COLUMN_SQL = {
   statusReason: 'status_reason',
 } as const satisfies Partial<Record<keyof FactRow, string>>;
 
-export type EntityColumn = keyof typeof ENTITY_COLUMN_SQL;
+export type { EntityColumn };
 export type FactColumn = keyof typeof FACT_COLUMN_SQL;
 export const ENTITY_COLUMNS_ALL = Object.keys(ENTITY_COLUMN_SQL) as EntityColumn[];
 export const FACT_COLUMNS_ALL = Object.keys(FACT_COLUMN_SQL) as FactColumn[];
@@ -291,6 +273,13 @@ type FactJson = Record<string, unknown> & {
 const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);
 
 /**
+ * The neutral time of an unselected timestamp column, one instance for every row: nothing
+ * reads it (no field selected it), and a walk would otherwise allocate four dates per fact
+ * and entity it never serves.
+ */
+const UNSELECTED_TIME = new Date(0);
+
+/**
  * A row from its JSON. Columns the shape did not select keep neutral values: only the fields
  * the caller selected are resolved from them (the shape is built from that selection).
  */
@@ -312,8 +301,8 @@ function entityTree(namespace: string, j: EntityJson): EntityTree {
     pii: j.pii === true,
     piiCategories: (j.piiCategories as string[]) ?? [],
     lastSeen: date(j.lastSeen),
-    createdAt: date(j.createdAt) ?? new Date(0),
-    updatedAt: date(j.updatedAt) ?? new Date(0),
+    createdAt: date(j.createdAt) ?? UNSELECTED_TIME,
+    updatedAt: date(j.updatedAt) ?? UNSELECTED_TIME,
   };
   return { row, facts: j.facts ? j.facts.map((f) => factTree(namespace, f)) : null };
 }
@@ -325,9 +314,9 @@ function factTree(namespace: string, j: FactJson): FactTree {
     subject: j.subject,
     predicate: (j.predicate as string) ?? '',
     object: j.object,
-    validFrom: date(j.validFrom) ?? new Date(0),
+    validFrom: date(j.validFrom) ?? UNSELECTED_TIME,
     validTo: date(j.validTo),
-    recordedAt: date(j.recordedAt) ?? new Date(0),
+    recordedAt: date(j.recordedAt) ?? UNSELECTED_TIME,
     evidence: (j.evidence as FactRow['evidence']) ?? 'ASSERTED',
     confidence: (j.confidence as number) ?? 0,
     status: (j.status as FactRow['status']) ?? 'ACTIVE',

@@ -99,6 +99,30 @@ describe('nested frontend reads: statements per request', () => {
     expect(counted.data.entities).toEqual({ totalCount: 1 + 25 + 12 + 6 });
   });
 
+  it('a page reads only the columns its fields need, and answers each field as a whole row does', async () => {
+    const fields =
+      'id namespace key kind title sourcePath confidence origin scopes lastSeen placeholder stale attributes';
+    const page = (selection: string) =>
+      `query($ns: String!) { entities(namespace: $ns, first: 50) { edges { node { ${selection} } } } }`;
+    const nodes = async (selection: string, token = tokens.all) => {
+      const r = await run(page(selection), { ns: NS }, token);
+      return (r.data.entities as { edges: { node: Record<string, unknown> }[] }).edges.map((e) => e.node);
+    };
+    const whole = await nodes(fields);
+    expect(whole).toHaveLength(1 + 25 + 12 + 6);
+    for (const field of fields.split(' ')) {
+      const alone = await nodes(`key ${field}`);
+      expect(
+        alone.map((n) => n[field]),
+        field,
+      ).toEqual(whole.map((n) => n[field]));
+    }
+    // A page of titles alone is still masked for a principal without pii.
+    const masked = JSON.stringify(await nodes('title', tokens.public));
+    expect(masked).not.toContain('ann@example.com');
+    expect(JSON.stringify(whole)).toContain('ann@example.com');
+  });
+
   const ENTITY_FACTS = `query($ns: String!, $key: String!) {
     entity(namespace: $ns, key: $key) { key title
       facts(first: 20) { edges { cursor node { factId predicate validFrom

@@ -1,7 +1,7 @@
 import type { EntityRow } from '../../store/entity-store.js';
 import type { LazyPage } from '../../services/graph-service.js';
 import { builder } from '../builder.js';
-import { entitySelection } from '../entity-selection.js';
+import { connectionNodeFields, entitySelection } from '../entity-selection.js';
 import { lazyTotal } from './connection-helpers.js';
 import { EntityInputRef } from './entity-input.js';
 import { OriginEnum } from './enums.js';
@@ -65,7 +65,8 @@ builder.queryFields((t) => ({
       last: t.arg.int(),
       before: t.arg.string(),
     },
-    resolve: (_root, args, ctx) =>
+    // Each row is read with the columns its selected fields need.
+    resolve: (_root, args, ctx, info) =>
       ctx.services.entities.list(
         args.namespace,
         { kinds: args.kinds, keyPrefix: args.keyPrefix },
@@ -75,6 +76,7 @@ builder.queryFields((t) => ({
           last: args.last,
           before: args.before,
         },
+        connectionNodeFields(info),
       ),
   }),
 }));
