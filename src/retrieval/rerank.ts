@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { neutralizeUntrusted } from '../domain/untrusted-text.js';
+import { collapseWhitespace } from '../domain/whitespace.js';
 import { type Llm, LlmError, parseJsonReply, withDeadline } from '../providers/llm.js';
 
 /**
@@ -102,7 +103,7 @@ export function applyRerank(ids: string[], scores: ReadonlyMap<string, number>):
 }
 
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  return collapseWhitespace(text).trim();
 }
 
 function clip(text: string, chars: number): string {

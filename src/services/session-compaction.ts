@@ -3,6 +3,7 @@ import type { Replacement } from '../compiler/trace.js';
 import { itemLabel, pieceCost, renderItem, renderPack, sectionHeader } from '../compiler/render.js';
 import type { Queryable } from '../db/database.js';
 import { estimateTokens } from '../domain/tokens.js';
+import { collapseWhitespace } from '../domain/whitespace.js';
 import { globalId, parseGlobalId } from '../global-id.js';
 import {
   type SessionCompactRow,
@@ -41,7 +42,7 @@ export function extractiveSummary(
   const lines = [`Session ${sessionId}: ${messages.length} messages, ${day(first)} – ${day(last)}.`];
   let size = lines[0]!.length;
   for (const m of messages) {
-    const text = m.content.replace(/\s+/g, ' ').trim();
+    const text = collapseWhitespace(m.content).trim();
     if (!text) continue;
     const sentence = /^.*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text;
     const line = `- ${sentence.length > SENTENCE_CHARS ? `${sentence.slice(0, SENTENCE_CHARS - 1)}…` : sentence}`;
