@@ -28,7 +28,7 @@ import { dumpDatabase } from '../src/db/dump.js';
 import { restoreDump } from '../src/db/restore.js';
 import { createEmbedder } from '../src/providers/create-embedder.js';
 import { loadWordVectors } from '../src/providers/embedding-cache.js';
-import { checksums, writeExport } from '../src/services/export-service.js';
+import { checksums, writeExport } from '../src/modules/portability/export-service.js';
 import { type BenchBackend, createThrowaway } from './database.js';
 import { Dataset, SIZES, type SizeName } from './generate.js';
 import { loadDataset } from './load.js';

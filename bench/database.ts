@@ -20,7 +20,7 @@ import pg from 'pg';
 import type { Database } from '../src/db/database.js';
 import { openPglite } from '../src/db/pglite-database.js';
 import { openPostgres } from '../src/db/postgres-database.js';
-import { migrate, migrationFiles } from '../src/store/migrate.js';
+import { migrate, migrationFiles } from '../src/kernel/store/migrate.js';
 
 export type BenchBackend = 'pglite' | 'postgres';
 

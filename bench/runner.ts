@@ -12,7 +12,7 @@ import { type DocumentNode, Kind, type SelectionSetNode, parse, validate } from 
 import { parseConfig } from '../src/config.js';
 import { createEmbedder } from '../src/providers/create-embedder.js';
 import { loadWordVectors } from '../src/providers/embedding-cache.js';
-import { resolveSettings } from '../src/retrieval/settings.js';
+import { resolveSettings } from '../src/modules/retrieval/pipeline/settings.js';
 import { type BenchBackend, createThrowaway, markLoaded, pgliteDir } from './database.js';
 import { Dataset, SIZES, type SizeName, type SizeSpec } from './generate.js';
 import { startGateway } from './gateway-process.js';
@@ -267,7 +267,7 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
         hnsw = await measureHnswRecall(db, ds, embedder, {
           queries: options.quick ? 20 : options.size === 'L' ? 50 : 100,
           k: [10, 20],
-          // pgvector's default, and what search and context configure (src/retrieval/settings.ts).
+          // pgvector's default, and what search and context configure (src/modules/retrieval/pipeline/settings.ts).
           efSearch: [...new Set([40, configuredEfSearch(embedder.model)])],
         });
         if (options.keepDatabase) await markLoaded(db, datasetKey);

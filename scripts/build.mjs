@@ -18,7 +18,7 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--noCheck'], {
   stdio: 'inherit',
 });
-cpSync(join(root, 'src/store/migrations'), join(dist, 'store/migrations'), {
+cpSync(join(root, 'src/kernel/store/migrations'), join(dist, 'kernel/store/migrations'), {
   recursive: true,
   filter: (path) => !path.includes('.') || path.endsWith('.sql'),
 });

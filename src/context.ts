@@ -1,8 +1,8 @@
 import type { Principal } from './auth/principal.js';
 import { type SqlTrace, countingDatabase } from './db/database.js';
-import { type Loaders, createLoaders } from './loaders.js';
-import { type Services, createServices } from './services/index.js';
-import type { AppDeps } from './services/request-scope.js';
+import { type Loaders, createLoaders } from './kernel/loaders.js';
+import { type Services, createServices } from './services.js';
+import type { AppDeps } from './kernel/request-scope.js';
 
 export interface Context {
   principal: Principal;

@@ -4,8 +4,8 @@ import { LOCAL_PRINCIPAL, type Principal } from './auth/principal.js';
 import type { Database } from './db/database.js';
 import { DumpError, dumpDatabase } from './db/dump.js';
 import type { Logger } from './logger.js';
-import { REGISTRY_AUDIT_NAMESPACE } from './services/domain-pack-service.js';
-import { appendAuditEntries } from './store/audit-trail-store.js';
+import { REGISTRY_AUDIT_NAMESPACE } from './modules/domain-packs/domain-pack-service.js';
+import { appendAuditEntries } from './kernel/store/audit-trail-store.js';
 
 export const BACKUP_PATH = '/admin/backup';
 

@@ -6,7 +6,7 @@ import { handleExplore, isExplorePath } from './http-explorer.js';
 import type { Logger } from './logger.js';
 import type { McpHttpHandler } from './mcp/http.js';
 import { withRequestSpan } from './observability/tracing.js';
-import { pendingMigrations } from './store/migrate.js';
+import { pendingMigrations } from './kernel/store/migrate.js';
 
 export interface HttpOptions {
   /** The yoga instance, or anything that answers a request the same way. */

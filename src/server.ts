@@ -13,7 +13,7 @@ import { errorFields } from './logger.js';
 import { observabilityPlugins } from './observability/plugins.js';
 import { schema } from './schema/index.js';
 import { securityPlugins } from './security/index.js';
-import type { AppDeps } from './services/request-scope.js';
+import type { AppDeps } from './kernel/request-scope.js';
 
 export type { Authenticate } from './auth/authenticate.js';
 

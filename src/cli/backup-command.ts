@@ -14,7 +14,7 @@ import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
 import { DUMP_COMPLETE, dumpDatabase } from '../db/dump.js';
 import { restoreDump } from '../db/restore.js';
-import { migrate, readEmbeddingSettings } from '../store/migrate.js';
+import { migrate, readEmbeddingSettings } from '../kernel/store/migrate.js';
 import { UsageError, parseArgs } from './args.js';
 import { type Location, configuredLocation, describeLocation, openLocation } from './database-location.js';
 import { createProgress, formatSeconds } from './progress.js';

@@ -1,6 +1,6 @@
-import { type WritePayload, type WriteResult, rejected } from '../services/batch.js';
-import type { ImportFinish, ImportPlan } from '../services/bulk-import-service.js';
-import type { ImportWriter } from '../services/import-service.js';
+import { type WritePayload, type WriteResult, rejected } from '../kernel/batch.js';
+import type { ImportFinish, ImportPlan } from '../modules/portability/bulk-import-service.js';
+import type { ImportWriter } from '../modules/portability/import-service.js';
 
 /**
  * `memgate import --url`: the same batches, sent as GraphQL mutations to a running gateway.

@@ -1,7 +1,7 @@
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
-import { MemgateError } from '../errors.js';
+import { MemgateError } from '../kernel/errors.js';
 import { UsageError, parseArgs } from './args.js';
 import { createProgress } from './progress.js';
 
@@ -27,8 +27,8 @@ registerCommand('text-search', {
       return 2;
     }
     const { createApp } = await import('../app.js');
-    const { createLoaders } = await import('../loaders.js');
-    const { TextSearchService } = await import('../services/text-search-service.js');
+    const { createLoaders } = await import('../kernel/loaders.js');
+    const { TextSearchService } = await import('../modules/text-search/text-search-service.js');
     const app = await createApp(
       parseConfig({ ...process.env, MEMGATE_LOG_LEVEL: process.env.MEMGATE_LOG_LEVEL ?? 'warn' }),
     );

@@ -1,10 +1,10 @@
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
-import type { ContextPackValue } from '../compiler/compile.js';
-import { parseGlobalId } from '../global-id.js';
-import { createLoaders } from '../loaders.js';
-import { ContextService } from '../services/context-service.js';
-import { observationsOfItems } from '../store/eval-store.js';
-import type { AppDeps } from '../services/request-scope.js';
+import type { ContextPackValue } from '../modules/retrieval/compiler/compile.js';
+import { parseGlobalId } from '../kernel/global-id.js';
+import { createLoaders } from '../kernel/loaders.js';
+import { ContextService } from '../modules/retrieval/context-service.js';
+import { observationsOfItems } from '../modules/retrieval/store/eval-store.js';
+import type { AppDeps } from '../kernel/request-scope.js';
 import { type QuestionScore, scoreRanking } from './metrics.js';
 
 /**

@@ -4,13 +4,13 @@ import { Readable } from 'node:stream';
 import { conversationIdOf, locomoToObservations } from './locomo-jsonl.js';
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
 import { observationId } from '../domain/ids.js';
-import { createLoaders } from '../loaders.js';
-import type { SearchMode } from '../retrieval/search.js';
-import type { ChannelWeights } from '../retrieval/settings.js';
-import { importJsonl } from '../services/import-service.js';
-import type { AppDeps } from '../services/request-scope.js';
-import { SearchService } from '../services/search-service.js';
-import { type ContextWindow, saveContextWindow } from '../store/context-index-store.js';
+import { createLoaders } from '../kernel/loaders.js';
+import type { SearchMode } from '../modules/retrieval/pipeline/search.js';
+import type { ChannelWeights } from '../modules/retrieval/pipeline/settings.js';
+import { importJsonl } from '../modules/portability/import-service.js';
+import type { AppDeps } from '../kernel/request-scope.js';
+import { SearchService } from '../modules/retrieval/search-service.js';
+import { type ContextWindow, saveContextWindow } from '../modules/observations/store/context-index-store.js';
 import {
   type Aggregate,
   type QuestionScore,

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { join } from 'node:path';
 import { ASSETS_DIR } from '../assets.js';
 import { openPglite } from '../db/pglite-database.js';
-import { type EmbeddingSettings, migrate, migrationFiles } from '../store/migrate.js';
+import { type EmbeddingSettings, migrate, migrationFiles } from '../kernel/store/migrate.js';
 
 export function pgliteTemplatePath(embedding: EmbeddingSettings, dir = ASSETS_DIR): string {
   const hash = createHash('sha256');

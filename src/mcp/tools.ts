@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { notFound } from '../errors.js';
-import { contextInputSchema } from '../services/context-service.js';
-import { factInputSchema } from '../services/fact-service.js';
-import { entityFactsArgs } from '../services/graph-service.js';
-import { observationInputSchema } from '../services/observation-service.js';
-import { MAX_PAGE_SIZE } from '../services/pagination.js';
-import { searchInputSchema } from '../services/search-service.js';
-import { keySchema, namespaceSchema } from '../services/validation.js';
+import { notFound } from '../kernel/errors.js';
+import { contextInputSchema } from '../modules/retrieval/context-service.js';
+import { factInputSchema } from '../modules/facts/fact-service.js';
+import { entityFactsArgs } from '../modules/graph/graph-service.js';
+import { observationInputSchema } from '../modules/observations/observation-service.js';
+import { MAX_PAGE_SIZE } from '../kernel/pagination.js';
+import { searchInputSchema } from '../modules/retrieval/search-service.js';
+import { keySchema, namespaceSchema } from '../kernel/validation.js';
 
 /**
  * The MCP tools. Each is one GraphQL operation run through the gateway with the caller's

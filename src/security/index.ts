@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import { requestRecord } from '../auth/request-principal.js';
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
-import type { AppDeps } from '../services/request-scope.js';
+import type { AppDeps } from '../kernel/request-scope.js';
 import { DEFAULT_LIMITS, useQueryLimits } from './limits.js';
 import { loadPersistedOperations, usePersistedOperations } from './persisted-operations.js';
 import { flushPiiAccess, maskResultData, piiAuditSchema } from './pii-masking.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { openPglite } from '../../src/db/pglite-database.js';
 import { openPostgres } from '../../src/db/postgres-database.js';
-import { type NamespaceDigest, checksums } from '../../src/services/export-service.js';
+import { type NamespaceDigest, checksums } from '../../src/modules/portability/export-service.js';
 import { cli, cliOk as ok } from '../helpers/cli.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { type SeededIds, readAll, sampleReads, seedMemory } from '../helpers/seed-memory.js';

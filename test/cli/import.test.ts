@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_PRINCIPAL } from '../../src/auth/principal.js';
-import { importJsonl, parseImportLine } from '../../src/services/import-service.js';
+import { importJsonl, parseImportLine } from '../../src/modules/portability/import-service.js';
 import { openPglite } from '../../src/db/pglite-database.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { TEST_EMBEDDING, pgliteTemplatePath } from '../helpers/test-database.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_MARKER, NO_DATA_ANSWER } from '../../src/retrieval/synthesis.js';
+import { ECHO_MARKER, NO_DATA_ANSWER } from '../../src/modules/retrieval/pipeline/synthesis.js';
 import {
   type ChatRequest,
   type FakeOpenAI,

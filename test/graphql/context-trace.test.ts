@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_PRINCIPAL, type Principal } from '../../src/auth/principal.js';
-import { pruneTraces } from '../../src/store/trace-store.js';
+import { pruneTraces } from '../../src/modules/retrieval/store/trace-store.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import {
   TRACE_QUERY,

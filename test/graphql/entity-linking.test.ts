@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reindexContext } from '../../src/services/context-index.js';
+import { reindexContext } from '../../src/modules/observations/context-index.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 const UPSERT = /* GraphQL */ `

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateDocument } from '../../bench/big-write.js';
 import { chunkMarkdown } from '../../src/domain/chunking.js';
-import { CHUNKS_PER_STEP } from '../../src/services/document-steps.js';
+import { CHUNKS_PER_STEP } from '../../src/modules/documents/document-steps.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 /**

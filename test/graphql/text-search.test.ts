@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { writeTokensFile } from '../helpers/principals.js';
 import { LOCAL_PRINCIPAL } from '../../src/auth/principal.js';
-import { createLoaders } from '../../src/loaders.js';
-import { TextSearchService } from '../../src/services/text-search-service.js';
+import { createLoaders } from '../../src/kernel/loaders.js';
+import { TextSearchService } from '../../src/modules/text-search/text-search-service.js';
 
 // A namespace's language: setTextSearch validated against pg_ts_config, the re-derivation of
 // tsvectors and postings it triggers, `auto` per chunk, and Russian through lexical search.

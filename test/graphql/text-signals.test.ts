@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BONUS } from '../../src/retrieval/fusion.js';
+import { BONUS } from '../../src/modules/retrieval/pipeline/fusion.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { recordObservations } from '../helpers/seed-context.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHUNKS_PER_INSERT } from '../../src/store/document-batch-store.js';
+import { CHUNKS_PER_INSERT } from '../../src/modules/documents/store/document-batch-store.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 const NS = 'write-statements';

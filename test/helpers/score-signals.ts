@@ -1,4 +1,4 @@
-import type { ScoreSignals } from '../../src/compiler/signals.js';
+import type { ScoreSignals } from '../../src/modules/retrieval/compiler/signals.js';
 
 /** The additive terms of a ranked item's score: the ScoreSignals the server reports, minus the explanations. */
 export type ScoreTerms = Omit<ScoreSignals, 'channels' | 'entities'>;

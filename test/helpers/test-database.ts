@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { Database } from '../../src/db/database.js';
 import { openPglite } from '../../src/db/pglite-database.js';
 import { openPostgres } from '../../src/db/postgres-database.js';
-import { migrate, migrationFiles } from '../../src/store/migrate.js';
+import { migrate, migrationFiles } from '../../src/kernel/store/migrate.js';
 
 /** Tests embed with the deterministic hashing embedder; the template database is built for it. */
 export const TEST_EMBEDDING = { model: 'hashing:64', dimensions: 64 };

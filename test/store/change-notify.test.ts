@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
-import { type ChangeNotice, parseNotice } from '../../src/services/change-feed.js';
-import { removedRowsVisibleTo } from '../../src/store/change-visibility-store.js';
-import { CHANGE_CHANNEL } from '../../src/store/change-notify-store.js';
+import { type ChangeNotice, parseNotice } from '../../src/modules/changes/change-feed.js';
+import { removedRowsVisibleTo } from '../../src/modules/changes/store/change-visibility-store.js';
+import { CHANGE_CHANNEL } from '../../src/modules/changes/store/change-notify-store.js';
 import { openTestDatabase } from '../helpers/test-database.js';
 
 /**

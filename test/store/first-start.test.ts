@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open-database.js';
-import { migrate } from '../../src/store/migrate.js';
+import { migrate } from '../../src/kernel/store/migrate.js';
 import { TEST_EMBEDDING, pgliteTemplatePath } from '../helpers/test-database.js';
 
 describe.skipIf(Boolean(process.env.DATABASE_URL))('first start of the embedded database', () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { multiHopCandidates } from '../../src/store/multi-hop-store.js';
+import { multiHopCandidates } from '../../src/modules/retrieval/store/multi-hop-store.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { assertFacts, upsertEntities } from '../helpers/seed-context.js';
 

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_PRINCIPAL } from '../../src/auth/principal.js';
 import { parseConfig } from '../../src/config.js';
 import type { Database, Queryable } from '../../src/db/database.js';
-import { createLoaders } from '../../src/loaders.js';
+import { createLoaders } from '../../src/kernel/loaders.js';
 import { createLogger } from '../../src/logger.js';
 import type { Embedder } from '../../src/providers/embedder.js';
 import { createHashingEmbedder } from '../../src/providers/hashing-embedder.js';
-import { ObservationService } from '../../src/services/observation-service.js';
+import { ObservationService } from '../../src/modules/observations/observation-service.js';
 import { TEST_EMBEDDING, openTestDatabase } from '../helpers/test-database.js';
 
 // Failure paths of recordObservations that no well-formed HTTP request can provoke: a statement

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/pglite-database.js';
-import { EmbeddingMismatchError, migrate } from '../../src/store/migrate.js';
-import { upsertEntity } from '../../src/store/entity-store.js';
+import { EmbeddingMismatchError, migrate } from '../../src/kernel/store/migrate.js';
+import { upsertEntity } from '../../src/kernel/store/entity-store.js';
 
 // The embedded database lives in a data folder: what is written survives a restart.
 describe.skipIf(Boolean(process.env.DATABASE_URL))('embedded database in a data directory', () => {

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddingText } from '../../src/domain/chunking.js';
 import type { Embedder } from '../../src/providers/embedder.js';
 import { createHashingEmbedder } from '../../src/providers/hashing-embedder.js';
-import { migrateForReindex, reindex } from '../../src/services/reindex.js';
-import { EmbeddingMismatchError, migrate, readEmbeddingSettings } from '../../src/store/migrate.js';
+import { migrateForReindex, reindex } from '../../src/modules/portability/reindex.js';
+import { EmbeddingMismatchError, migrate, readEmbeddingSettings } from '../../src/kernel/store/migrate.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 describe('reindex: re-embedding every chunk after a model change', () => {

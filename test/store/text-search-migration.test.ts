@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
-import { migrate } from '../../src/store/migrate.js';
+import { migrate } from '../../src/kernel/store/migrate.js';
 import { TEST_EMBEDDING, openTestDatabase } from '../helpers/test-database.js';
 
 // The upgrade of a database written before postings carried their configuration: the

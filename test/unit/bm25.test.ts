@@ -4,9 +4,9 @@ import {
   LABEL_FIELD_BOOST,
   type LexicalChannelInput,
   lexicalChannel,
-} from '../../src/retrieval/channels/lexical.js';
-import { NO_FILTERS } from '../../src/retrieval/channels/filters.js';
-import { type ChunkWrite, replaceChunks } from '../../src/store/chunk-store.js';
+} from '../../src/modules/retrieval/pipeline/channels/lexical.js';
+import { NO_FILTERS } from '../../src/modules/retrieval/pipeline/channels/filters.js';
+import { type ChunkWrite, replaceChunks } from '../../src/kernel/store/chunk-store.js';
 import { openTestDatabase } from '../helpers/test-database.js';
 
 // Okapi BM25 in SQL (lexical channel) checked against a plain implementation of the formula

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeQueue } from '../../src/services/change-queue.js';
+import { ChangeQueue } from '../../src/modules/changes/change-queue.js';
 
 describe('ChangeQueue', () => {
   it('holds at most its capacity, then yields what it holds, one overflow marker, and ends', async () => {

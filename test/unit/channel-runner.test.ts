@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChannelRunner } from '../../src/retrieval/channel-runner.js';
+import { ChannelRunner } from '../../src/modules/retrieval/pipeline/channel-runner.js';
 
 describe('ChannelRunner', () => {
   it('reports candidates, weight and status of a channel that answers', async () => {

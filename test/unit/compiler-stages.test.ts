@@ -1,15 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { passesFloor, requestedEntityKeys, topHitSeeds } from '../../src/compiler/anchored-channels.js';
-import { CandidatePool } from '../../src/compiler/candidate-pool.js';
-import { type Candidate, candidateKey } from '../../src/compiler/candidates.js';
-import { conflictGroups } from '../../src/compiler/conflicts.js';
-import { expansionNames } from '../../src/compiler/expand.js';
-import { PackBuilder } from '../../src/compiler/pack-builder.js';
-import type { CompileRequest, ContextPackValue } from '../../src/compiler/pack-types.js';
-import { MULTI_HOP_WEIGHT, planCompilation } from '../../src/compiler/plan.js';
-import { CANDIDATE_LIMIT, scoreUnion, selectUnion, signalContext } from '../../src/compiler/score.js';
-import type { Scored } from '../../src/compiler/signals.js';
-import { type TraceDraft, traceRows, withReplacements } from '../../src/compiler/trace.js';
+import {
+  passesFloor,
+  requestedEntityKeys,
+  topHitSeeds,
+} from '../../src/modules/retrieval/compiler/anchored-channels.js';
+import { CandidatePool } from '../../src/modules/retrieval/compiler/candidate-pool.js';
+import { type Candidate, candidateKey } from '../../src/modules/retrieval/compiler/candidates.js';
+import { conflictGroups } from '../../src/modules/retrieval/compiler/conflicts.js';
+import { expansionNames } from '../../src/modules/retrieval/compiler/expand.js';
+import { PackBuilder } from '../../src/modules/retrieval/compiler/pack-builder.js';
+import type { CompileRequest, ContextPackValue } from '../../src/modules/retrieval/compiler/pack-types.js';
+import { MULTI_HOP_WEIGHT, planCompilation } from '../../src/modules/retrieval/compiler/plan.js';
+import {
+  CANDIDATE_LIMIT,
+  scoreUnion,
+  selectUnion,
+  signalContext,
+} from '../../src/modules/retrieval/compiler/score.js';
+import type { Scored } from '../../src/modules/retrieval/compiler/signals.js';
+import { type TraceDraft, traceRows, withReplacements } from '../../src/modules/retrieval/compiler/trace.js';
 import type { Queryable } from '../../src/db/database.js';
 
 // Each stage of the context compiler on its own, with typed inputs and outputs (no database:

@@ -5,7 +5,7 @@ import {
   SECTION_HEADERS,
   UNTRUSTED_MARKER,
 } from '../../src/domain/untrusted-text.js';
-import { renderSearchContext } from '../../src/retrieval/context-text.js';
+import { renderSearchContext } from '../../src/modules/retrieval/pipeline/context-text.js';
 
 const fragment = (
   n: number,

@@ -10,7 +10,7 @@ import {
   parsePackRef,
 } from '../../src/domain/domain-pack.js';
 import { fillTemplate, likePattern, matchTemplate, parseTemplate } from '../../src/domain/key-template.js';
-import { checkFactKinds } from '../../src/services/schema-policy.js';
+import { checkFactKinds } from '../../src/modules/domain-packs/schema-policy.js';
 
 const services = {
   name: 'services',

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
-import { exactChannel } from '../../src/retrieval/channels/exact.js';
-import { NO_FILTERS } from '../../src/retrieval/channels/filters.js';
-import { type ChunkWrite, replaceChunks } from '../../src/store/chunk-store.js';
+import { exactChannel } from '../../src/modules/retrieval/pipeline/channels/exact.js';
+import { NO_FILTERS } from '../../src/modules/retrieval/pipeline/channels/filters.js';
+import { type ChunkWrite, replaceChunks } from '../../src/kernel/store/chunk-store.js';
 import { openTestDatabase } from '../helpers/test-database.js';
 
 const chunk = (order: number, text: string): ChunkWrite => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fuse, scoreBonuses } from '../../src/retrieval/fusion.js';
+import { fuse, scoreBonuses } from '../../src/modules/retrieval/pipeline/fusion.js';
 
 describe('fuse (weighted RRF)', () => {
   it('scores Σ weight / (k + rank + 1) with 0-based ranks', () => {

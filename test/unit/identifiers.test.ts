@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractIdentifiers, isIdentifierLike } from '../../src/retrieval/identifiers.js';
+import { extractIdentifiers, isIdentifierLike } from '../../src/modules/retrieval/pipeline/identifiers.js';
 
 describe('identifier-like tokens of a query', () => {
   it.each([

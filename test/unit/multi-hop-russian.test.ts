@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectEntityNames } from '../../src/compiler/multi-hop.js';
+import { detectEntityNames } from '../../src/modules/retrieval/compiler/multi-hop.js';
 
 // Multi-hop entity detection on Russian text: Cyrillic names, sentence starters, inflection.
 describe('multi-hop entity names in Russian', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Candidate } from '../../src/compiler/candidates.js';
-import { newerFirst } from '../../src/compiler/newer-first.js';
-import { type Scored, queryIdentifiers } from '../../src/compiler/signals.js';
+import type { Candidate } from '../../src/modules/retrieval/compiler/candidates.js';
+import { newerFirst } from '../../src/modules/retrieval/compiler/newer-first.js';
+import { type Scored, queryIdentifiers } from '../../src/modules/retrieval/compiler/signals.js';
 
 // Newer first on one topic: scores move only within a group of observations that fit the
 // query and name the same identifier of it; the newest takes the best score.

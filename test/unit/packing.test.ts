@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { dedupKey } from '../../src/compiler/candidates.js';
-import { type PackEntry, Packer, packGreedy } from '../../src/compiler/packing.js';
-import { BANNER, pieceCost, renderItem, renderPack, sectionHeader } from '../../src/compiler/render.js';
+import { dedupKey } from '../../src/modules/retrieval/compiler/candidates.js';
+import { type PackEntry, Packer, packGreedy } from '../../src/modules/retrieval/compiler/packing.js';
+import {
+  BANNER,
+  pieceCost,
+  renderItem,
+  renderPack,
+  sectionHeader,
+} from '../../src/modules/retrieval/compiler/render.js';
 import { estimateTokens } from '../../src/domain/tokens.js';
 import { CONTEXT_BANNER, SECTION_HEADERS } from '../../src/domain/untrusted-text.js';
 

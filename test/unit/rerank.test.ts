@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_LLM, createLlm } from '../../src/providers/llm.js';
-import { applyRerank, rerank } from '../../src/retrieval/rerank.js';
+import { applyRerank, rerank } from '../../src/modules/retrieval/pipeline/rerank.js';
 import { type FakeOpenAI, rerankPassages, startFakeOpenAI } from '../helpers/fake-openai.js';
 
 // Rerank against a local OpenAI-compatible server: one call scores the pool; every failure

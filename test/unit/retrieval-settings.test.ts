@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { candidatePool } from '../../src/retrieval/search.js';
-import { fusionWeights, resolveSettings, vectorWeightFor } from '../../src/retrieval/settings.js';
+import { candidatePool } from '../../src/modules/retrieval/pipeline/search.js';
+import {
+  fusionWeights,
+  resolveSettings,
+  vectorWeightFor,
+} from '../../src/modules/retrieval/pipeline/settings.js';
 
 describe('retrieval settings as data', () => {
   it('fits the vector weight to the embedder', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractTimeWindow, routeByRules } from '../../src/router/index.js';
+import { extractTimeWindow, routeByRules } from '../../src/modules/retrieval/router/index.js';
 
 // Russian cues of the offline router: attribute questions, relationships, time windows.
 const REF = new Date('2026-03-20T12:00:00.000Z');

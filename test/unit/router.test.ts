@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, Llm } from '../../src/providers/llm.js';
 import { LlmError } from '../../src/providers/llm.js';
-import { extractEntityHints, extractTimeWindow, refineRoute, routeByRules } from '../../src/router/index.js';
+import {
+  extractEntityHints,
+  extractTimeWindow,
+  refineRoute,
+  routeByRules,
+} from '../../src/modules/retrieval/router/index.js';
 
 // A Wednesday, mid-afternoon UTC: every window below is computed from this, never the clock.
 const REF = new Date('2024-03-13T15:30:00.000Z');
@@ -278,7 +283,7 @@ describe('router LLM refinement', () => {
 
 describe('router handlers: pure parts', () => {
   it('finds an attribute by key, case and separators aside, then by containment', async () => {
-    const { findAttribute } = await import('../../src/router/handlers/index.js');
+    const { findAttribute } = await import('../../src/modules/retrieval/router/handlers/index.js');
     const attrs = { Phone_Number: '555', email: 'a@b.c', home_city: 'Boston', empty: '' };
     expect(findAttribute(attrs, 'phone number')).toEqual(['Phone_Number', '555']);
     expect(findAttribute(attrs, 'city')).toEqual(['home_city', 'Boston']);
@@ -288,7 +293,9 @@ describe('router handlers: pure parts', () => {
   });
 
   it('builds an extractive session summary: one leading sentence per message, capped', async () => {
-    const { extractiveSummary, COMPACT_MAX_CHARS } = await import('../../src/services/session-compaction.js');
+    const { extractiveSummary, COMPACT_MAX_CHARS } = await import(
+      '../../src/modules/retrieval/session-compaction.js'
+    );
     const at = (d: string) => new Date(`${d}T10:00:00Z`);
     const summary = extractiveSummary('s1', [
       { content: 'We talked about hiking. Then lunch.', occurredAt: at('2023-05-01') },

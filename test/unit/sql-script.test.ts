@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { sqlStatements } from '../../src/db/sql-script.js';
-import { canonicalJson } from '../../src/services/export-service.js';
+import { canonicalJson } from '../../src/modules/portability/export-service.js';
 
 const split = async (script: string) => {
   const out: string[] = [];

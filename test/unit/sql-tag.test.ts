@@ -9,7 +9,7 @@ import {
   sql,
   validAt,
   visible,
-} from '../../src/store/sql.js';
+} from '../../src/kernel/store/sql.js';
 
 describe('the sql tag', () => {
   it('numbers placeholders in order and splices fragments', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chunkMarkdown } from '../../src/domain/chunking.js';
-import { overlapLength, stitchChunks } from '../../src/services/document-service.js';
+import { overlapLength, stitchChunks } from '../../src/modules/documents/document-service.js';
 
 const asStored = (content: string, options?: { maxChars?: number; overlapChars?: number }) =>
   chunkMarkdown(content, options).map((c) => ({ order: c.order, heading: c.heading || null, text: c.text }));

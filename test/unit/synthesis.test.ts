@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ChatOptions, Llm } from '../../src/providers/llm.js';
 import { ECHO_LLM, LlmError } from '../../src/providers/llm.js';
-import { ECHO_MARKER, NO_DATA_ANSWER, parseCitations, synthesize } from '../../src/retrieval/synthesis.js';
+import {
+  ECHO_MARKER,
+  NO_DATA_ANSWER,
+  parseCitations,
+  synthesize,
+} from '../../src/modules/retrieval/pipeline/synthesis.js';
 
 const OPTIONS = { temperature: 0.1, timeoutMs: 1000, maxTokens: 100 };
 

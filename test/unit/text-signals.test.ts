@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BONUS } from '../../src/retrieval/fusion.js';
-import { matchWords, textSignals } from '../../src/retrieval/text-signals.js';
+import { BONUS } from '../../src/modules/retrieval/pipeline/fusion.js';
+import { matchWords, textSignals } from '../../src/modules/retrieval/pipeline/text-signals.js';
 
 describe('textSignals', () => {
   const items = [

@@ -1,6 +1,10 @@
 import { type GraphQLEnumType, type GraphQLInputObjectType, getNamedType } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { channelWeightsSchema, fusionWeights, resolveSettings } from '../../src/retrieval/settings.js';
+import {
+  channelWeightsSchema,
+  fusionWeights,
+  resolveSettings,
+} from '../../src/modules/retrieval/pipeline/settings.js';
 import {
   CHANNELS,
   CONTEXT_DEFAULTS,
@@ -9,11 +13,11 @@ import {
   RECALL_BUDGETS,
   SEARCH_DEFAULTS,
   SEARCH_MODES,
-} from '../../src/retrieval/vocabulary.js';
+} from '../../src/modules/retrieval/pipeline/vocabulary.js';
 import { schema } from '../../src/schema/index.js';
 
 // One vocabulary: the GraphQL enums and inputs, the zod schemas and the settings are all
-// derived from src/retrieval/vocabulary.ts.
+// derived from src/modules/retrieval/pipeline/vocabulary.ts.
 
 const enumValues = (name: string) =>
   (schema.getType(name) as GraphQLEnumType).getValues().map((v) => v.value as string);

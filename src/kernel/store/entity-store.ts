@@ -1,0 +1,421 @@
+import type { Queryable } from '../../db/database.js';
+import { canonicalJson } from '../../domain/ids.js';
+import { visibleTo } from './visibility.js';
+
+export interface EntityRow {
+  namespace: string;
+  key: string;
+  kind: string;
+  title: string;
+  attributes: Record<string, unknown>;
+  scopes: string[];
+  visibility: string[];
+  sourcePath: string | null;
+  confidence: number | null;
+  origin: 'VAULT' | 'AGENT';
+  placeholder: boolean;
+  stale: boolean;
+  aliases: string[];
+  pii: boolean;
+  piiCategories: string[];
+  lastSeen: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const ENTITY_COLUMNS = `
+  e.namespace, e.key, e.kind, e.title, e.attributes, e.scopes, e.visibility,
+  e.source_path AS "sourcePath", e.confidence, e.origin, e.placeholder, e.stale, e.aliases,
+  e.pii, e.pii_categories AS "piiCategories", e.last_seen AS "lastSeen",
+  e.created_at AS "createdAt", e.updated_at AS "updatedAt"`;
+
+/**
+ * Entity columns a read may select, by the row model's property; namespace, key and the PII
+ * flags (which the masking and the PII audit read) always come.
+ */
+export const ENTITY_COLUMN_SQL = {
+  kind: 'kind',
+  title: 'title',
+  attributes: 'attributes',
+  scopes: 'scopes',
+  visibility: 'visibility',
+  sourcePath: 'source_path',
+  confidence: 'confidence',
+  origin: 'origin',
+  placeholder: 'placeholder',
+  stale: 'stale',
+  aliases: 'aliases',
+  lastSeen: 'last_seen',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+} as const satisfies Partial<Record<keyof EntityRow, string>>;
+
+export type EntityColumn = keyof typeof ENTITY_COLUMN_SQL;
+
+/** The select list of `columns` of `e`, each named as the row model names it. */
+function selectedEntityColumns(columns: readonly EntityColumn[]): string {
+  const named = columns.map((c) => `e.${ENTITY_COLUMN_SQL[c]} AS "${c}"`);
+  return ['e.namespace', 'e.key', 'e.pii', 'e.pii_categories AS "piiCategories"', ...named].join(', ');
+}
+
+/**
+ * A row read with some columns only, the others at neutral values: only the fields whose
+ * columns were selected are resolved from it (the columns are chosen from that selection).
+ */
+function withNeutralColumns(row: Partial<EntityRow>): EntityRow {
+  return {
+    namespace: '',
+    key: '',
+    kind: '',
+    title: '',
+    attributes: {},
+    scopes: [],
+    visibility: [],
+    sourcePath: null,
+    confidence: null,
+    origin: 'AGENT',
+    placeholder: false,
+    stale: false,
+    aliases: [],
+    pii: false,
+    piiCategories: [],
+    lastSeen: null,
+    createdAt: new Date(0),
+    updatedAt: new Date(0),
+    ...row,
+  };
+}
+
+/**
+ * `ENTITY_COLUMNS` of the entity `e` in scope as one JSON object, for a statement that reads an
+ * entity beside its own rows: the row `findEntitiesByKeys` reads, so a loader may be primed with it.
+ */
+export const ENTITY_JSON = `(SELECT to_jsonb(r) FROM (SELECT ${ENTITY_COLUMNS}) r)`;
+
+/** An `entityJson` object as the row (JSON has no timestamps: they come back as text). */
+export function entityRowOfJson(json: Record<string, unknown>): EntityRow {
+  const time = (v: unknown) => new Date(v as string);
+  return {
+    ...(json as unknown as EntityRow),
+    lastSeen: json.lastSeen == null ? null : time(json.lastSeen),
+    createdAt: time(json.createdAt),
+    updatedAt: time(json.updatedAt),
+  };
+}
+
+export interface EntityWrite {
+  key: string;
+  kind: string;
+  title: string;
+  attributes: Record<string, unknown> | null;
+  validFrom: Date;
+  scopes: string[];
+  visibility: string[];
+  sourcePath: string | null;
+  confidence: number | null;
+  origin: 'VAULT' | 'AGENT';
+  pii: boolean;
+  piiCategories: string[];
+  observationId: string | null;
+}
+
+/** HIDDEN: the key is taken by an entity the writer cannot see; nothing was written. */
+export type EntityWriteStatus = 'CREATED' | 'UPDATED' | 'UNCHANGED' | 'HIDDEN';
+
+/** Rows in the order of `keys`; null where absent or invisible. */
+export async function findEntitiesByKeys(
+  q: Queryable,
+  namespace: string,
+  keys: readonly string[],
+  visibleScopes: string[] | null,
+): Promise<(EntityRow | null)[]> {
+  const { rows } = await q.query<EntityRow>(
+    `/* findEntitiesByKeys */
+     SELECT ${ENTITY_COLUMNS} FROM entities e
+     WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND ${visibleTo('e', '$3')}`,
+    [namespace, keys, visibleScopes],
+  );
+  const byKey = new Map(rows.map((r) => [r.key, r]));
+  return keys.map((k) => byKey.get(k) ?? null);
+}
+
+export interface EntityListFilter {
+  kinds?: string[] | null;
+  /** Kinds left out (applied after `kinds`). */
+  excludeKinds?: string[] | null;
+  keyPrefix?: string | null;
+  afterKey?: string | null;
+  beforeKey?: string | null;
+  limit: number;
+  /** Newest keys first is not needed: keys order is stable and cheap on the primary key. */
+  backwards?: boolean;
+}
+
+/** listEntities' statement by its select list: a page reads the columns its fields need. */
+const listStatements = new Map<string, string>();
+
+function listStatement(columns: readonly EntityColumn[] | null, backwards: boolean): string {
+  const cacheKey = `${backwards ? 'B' : 'F'}${columns ? columns.join(',') : '*'}`;
+  let sql = listStatements.get(cacheKey);
+  if (sql === undefined) {
+    sql = `/* listEntities */
+     SELECT ${columns ? selectedEntityColumns(columns) : ENTITY_COLUMNS} FROM entities e
+     WHERE e.namespace = $1
+       AND ($2::text[] IS NULL OR e.kind = ANY($2::text[]))
+       AND ($3::text IS NULL OR starts_with(e.key, $3::text))
+       AND ($4::text IS NULL OR e.key > $4::text)
+       AND ($5::text IS NULL OR e.key < $5::text)
+       AND ($8::text[] IS NULL OR NOT (e.kind = ANY($8::text[])))
+       AND ${visibleTo('e', '$6')}
+     ORDER BY e.key ${backwards ? 'DESC' : 'ASC'}
+     LIMIT $7`;
+    // Bounded like the prepared statements the texts become.
+    if (listStatements.size >= 64) listStatements.clear();
+    listStatements.set(cacheKey, sql);
+  }
+  return sql;
+}
+
+/**
+ * A page of entities in key order. With `columns`, only those (and namespace, key and the PII
+ * flags) are read and the rest of each row holds neutral values; without, whole rows.
+ */
+export async function listEntities(
+  q: Queryable,
+  namespace: string,
+  filter: EntityListFilter,
+  visibleScopes: string[] | null,
+  columns: readonly EntityColumn[] | null = null,
+): Promise<EntityRow[]> {
+  const { rows } = await q.query<EntityRow>(listStatement(columns, filter.backwards ?? false), [
+    namespace,
+    filter.kinds ?? null,
+    filter.keyPrefix ?? null,
+    filter.afterKey ?? null,
+    filter.beforeKey ?? null,
+    visibleScopes,
+    filter.limit,
+    filter.excludeKinds ?? null,
+  ]);
+  const complete = columns ? rows.map(withNeutralColumns) : rows;
+  return filter.backwards ? complete.reverse() : complete;
+}
+
+export async function countEntities(
+  q: Queryable,
+  namespace: string,
+  filter: Pick<EntityListFilter, 'kinds' | 'keyPrefix' | 'excludeKinds'>,
+  visibleScopes: string[] | null,
+): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `/* countEntities */
+     SELECT count(*)::int AS n FROM entities e
+     WHERE e.namespace = $1
+       AND ($2::text[] IS NULL OR e.kind = ANY($2::text[]))
+       AND ($3::text IS NULL OR starts_with(e.key, $3::text))
+       AND ($5::text[] IS NULL OR NOT (e.kind = ANY($5::text[])))
+       AND ${visibleTo('e', '$4')}`,
+    [namespace, filter.kinds ?? null, filter.keyPrefix ?? null, visibleScopes, filter.excludeKinds ?? null],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * Upserts one entity. Attributes merge shallowly (a JSON null removes a key); a change of
+ * title or attributes closes the attribute version in force and opens one valid from
+ * `validFrom`, so as-of reads see what was true then. Only an entity the writer can see is
+ * updated; a key taken by a hidden one answers HIDDEN and changes nothing.
+ */
+export async function upsertEntity(
+  q: Queryable,
+  namespace: string,
+  w: EntityWrite,
+  visibleScopes: string[] | null,
+  retried = false,
+): Promise<EntityWriteStatus> {
+  const existing = await q.query<{
+    title: string;
+    attributes: Record<string, unknown>;
+    kind: string;
+    placeholder: boolean;
+    scopes: string[];
+    sourcePath: string | null;
+    confidence: number | null;
+  }>(
+    `/* lockEntityForUpsert */
+     SELECT e.title, e.attributes, e.kind, e.placeholder, e.scopes, e.source_path AS "sourcePath", e.confidence
+     FROM entities e WHERE e.namespace = $1 AND e.key = $2 AND ${visibleTo('e', '$3')} FOR UPDATE`,
+    [namespace, w.key, visibleScopes],
+  );
+  const before = existing.rows[0];
+  const merged = mergeAttributes(before?.attributes ?? {}, w.attributes);
+  if (!before) {
+    // FOR UPDATE cannot lock a row that does not exist yet: a concurrent first write of the
+    // same key makes this insert a no-op, and the upsert then retries as an update. A key
+    // that is still not visible then belongs to a hidden row.
+    const inserted = await q.query(
+      `/* insertEntity */
+       INSERT INTO entities (namespace, key, kind, title, attributes, scopes, visibility, source_path, confidence,
+                             origin, pii, pii_categories, last_seen)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6::text[], $7::text[], $8, $9, $10, $11, $12::text[], $13::timestamptz)
+       ON CONFLICT (namespace, key) DO NOTHING
+       RETURNING key`,
+      [
+        namespace,
+        w.key,
+        w.kind,
+        w.title,
+        merged,
+        w.scopes,
+        w.visibility,
+        w.sourcePath,
+        w.confidence,
+        w.origin,
+        w.pii,
+        w.piiCategories,
+        w.validFrom,
+      ],
+    );
+    if (inserted.rows.length === 0) {
+      return retried ? 'HIDDEN' : upsertEntity(q, namespace, w, visibleScopes, true);
+    }
+    await insertVersion(q, namespace, w, merged);
+    return 'CREATED';
+  }
+  const { changed, scopes } = entityChange(before, w, merged);
+  if (!changed) return 'UNCHANGED';
+  await q.query(
+    `/* updateEntity */
+     UPDATE entities SET kind = $3, title = $4, attributes = $5::jsonb, scopes = $6::text[],
+       visibility = (SELECT coalesce(array_agg(DISTINCT v ORDER BY v), '{}') FROM unnest(visibility || $7::text[]) v),
+       source_path = coalesce($8, source_path), confidence = coalesce($9, confidence),
+       placeholder = false, pii = pii OR $10, pii_categories = (SELECT coalesce(array_agg(DISTINCT c ORDER BY c), '{}') FROM unnest(pii_categories || $11::text[]) c),
+       last_seen = greatest(last_seen, $12::timestamptz), updated_at = now()
+     WHERE namespace = $1 AND key = $2 AND ${visibleTo('entities', '$13')}`,
+    [
+      namespace,
+      w.key,
+      w.kind,
+      w.title,
+      merged,
+      scopes,
+      w.visibility,
+      w.sourcePath,
+      w.confidence,
+      w.pii,
+      w.piiCategories,
+      w.validFrom,
+      visibleScopes,
+    ],
+  );
+  if (entityChange(before, w, merged).versioned) await insertVersion(q, namespace, w, merged);
+  return 'UPDATED';
+}
+
+/** The fields of a stored entity an upsert compares against. */
+export interface EntityBefore {
+  title: string;
+  attributes: Record<string, unknown>;
+  kind: string;
+  placeholder: boolean;
+  scopes: string[];
+  sourcePath: string | null;
+  confidence: number | null;
+}
+
+/**
+ * What an upsert of an existing entity changes (the one rule for the one-row and the batch
+ * path): whether anything changed, whether a new attribute version opens, the unioned scopes.
+ */
+export function entityChange(
+  before: EntityBefore,
+  w: Pick<EntityWrite, 'title' | 'kind' | 'scopes' | 'sourcePath' | 'confidence'>,
+  merged: Record<string, unknown>,
+): { changed: boolean; versioned: boolean; scopes: string[] } {
+  const scopes = unionSorted(before.scopes, w.scopes);
+  const versioned = before.title !== w.title || !sameJson(before.attributes, merged);
+  const changed =
+    before.placeholder ||
+    versioned ||
+    before.kind !== w.kind ||
+    before.scopes.length !== scopes.length ||
+    (w.sourcePath !== null && w.sourcePath !== before.sourcePath) ||
+    (w.confidence !== null && w.confidence !== before.confidence);
+  return { changed, versioned, scopes };
+}
+
+async function insertVersion(
+  q: Queryable,
+  namespace: string,
+  w: EntityWrite,
+  attributes: Record<string, unknown>,
+) {
+  // Close the version in force at validFrom, then open the new one until the next known version.
+  await q.query(
+    `/* openAttributeVersion */
+     WITH closed AS (
+       UPDATE entity_versions SET valid_to = $3::timestamptz
+       WHERE namespace = $1 AND key = $2 AND valid_from < $3::timestamptz
+         AND (valid_to IS NULL OR valid_to > $3::timestamptz)
+       RETURNING valid_to
+     )
+     INSERT INTO entity_versions (namespace, key, valid_from, valid_to, title, attributes, observation_id)
+     VALUES ($1, $2, $3::timestamptz,
+             (SELECT min(valid_from) FROM entity_versions WHERE namespace = $1 AND key = $2 AND valid_from > $3::timestamptz),
+             $4, $5::jsonb, $6)
+     ON CONFLICT (namespace, key, valid_from) DO UPDATE SET title = excluded.title, attributes = excluded.attributes,
+       observation_id = coalesce(excluded.observation_id, entity_versions.observation_id)`,
+    [namespace, w.key, w.validFrom, w.title, attributes, w.observationId],
+  );
+}
+
+/**
+ * Creates endpoints that facts name before their entity arrives; a later upsert fills them in.
+ * Returns how many of `keys` name an entity the writer cannot see (the fact must not be
+ * written then: it would attach to a hidden node).
+ */
+export async function ensurePlaceholders(
+  q: Queryable,
+  namespace: string,
+  keys: string[],
+  visibleScopes: string[] | null,
+): Promise<number> {
+  if (keys.length === 0) return 0;
+  // The outer SELECT sees the table as it was before the insert, so keys inserted here are
+  // excluded explicitly and only rows that were already there are checked.
+  const { rows } = await q.query<{ hidden: number }>(
+    `/* ensurePlaceholderEntities */
+     WITH inserted AS (
+       INSERT INTO entities (namespace, key, kind, title, placeholder)
+       SELECT $1, k, 'entity', k, true FROM unnest($2::text[]) AS k
+       ON CONFLICT (namespace, key) DO NOTHING
+       RETURNING key
+     )
+     SELECT count(*)::int AS hidden FROM entities e
+     WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND e.key NOT IN (SELECT key FROM inserted)
+       AND NOT ${visibleTo('e', '$3')}`,
+    [namespace, keys, visibleScopes],
+  );
+  return rows[0]?.hidden ?? 0;
+}
+
+export function mergeAttributes(
+  base: Record<string, unknown>,
+  patch: Record<string, unknown> | null,
+): Record<string, unknown> {
+  if (!patch) return base;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+
+export function unionSorted(a: readonly string[], b: readonly string[]): string[] {
+  return [...new Set([...a, ...b])].sort();
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}

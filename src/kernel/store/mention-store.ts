@@ -1,0 +1,80 @@
+import type { Queryable } from '../../db/database.js';
+import { visibleTo } from './visibility.js';
+
+/**
+ * Roles of a mention: which way an observation touched an entity. `episode` marks the episodes
+ * an observation produced (Observation.episodes reads them); `entity` an entity assertion;
+ * `fact` an endpoint of a fact assertion. (`node`, the observation's own chunk owner, is not
+ * written: its chunks lead back through observation_id, and the row would cost throughput.)
+ * `actor` / `subject` / `mention` are written by entity linking (store/entity-link-store.ts).
+ */
+export type MentionRole = 'episode' | 'entity' | 'fact' | 'node' | 'mention' | 'actor' | 'subject';
+
+export interface MentionWrite {
+  entityKey: string;
+  observationId: string;
+  role: MentionRole;
+}
+
+export interface MentionRow extends MentionWrite {
+  namespace: string;
+}
+
+/** One multi-row statement; a pair already recorded keeps its first role. */
+export async function insertMentions(
+  q: Queryable,
+  namespace: string,
+  mentions: MentionWrite[],
+): Promise<void> {
+  if (mentions.length === 0) return;
+  await q.query(
+    `/* insertMentions */
+     INSERT INTO mentions (namespace, entity_key, observation_id, role)
+     SELECT $1, m.entity_key, m.observation_id, m.role
+     FROM jsonb_to_recordset($2::jsonb) AS m(entity_key text, observation_id text, role text)
+     ON CONFLICT (namespace, entity_key, observation_id) DO NOTHING`,
+    [
+      namespace,
+      JSON.stringify(
+        mentions.map((m) => ({ entity_key: m.entityKey, observation_id: m.observationId, role: m.role })),
+      ),
+    ],
+  );
+}
+
+/**
+ * Mentions of the given observations (optionally of some roles only), ordered by observation
+ * then entity key. Only observations the principal may see count.
+ */
+export async function findMentionsByObservations(
+  q: Queryable,
+  namespace: string,
+  observationIds: readonly string[],
+  roles: readonly MentionRole[] | null,
+  visibleScopes: string[] | null,
+): Promise<MentionRow[]> {
+  const { rows } = await q.query<MentionRow>(
+    `/* findMentionsByObservations */
+     SELECT m.namespace, m.entity_key AS "entityKey", m.observation_id AS "observationId", m.role
+     FROM mentions m JOIN observations o ON o.namespace = m.namespace AND o.observation_id = m.observation_id
+     WHERE m.namespace = $1 AND m.observation_id = ANY($2::text[])
+       AND ($3::text[] IS NULL OR m.role = ANY($3::text[]))
+       AND ${visibleTo('o', '$4')}
+     ORDER BY m.observation_id, m.entity_key`,
+    [namespace, observationIds, roles, visibleScopes],
+  );
+  return rows;
+}
+
+/** Deletes every mention of an entity (purge); returns how many there were. */
+export async function deleteMentionsOfEntity(
+  q: Queryable,
+  namespace: string,
+  entityKey: string,
+): Promise<number> {
+  const { rowCount } = await q.query(
+    `/* deleteMentionsOfEntity */ DELETE FROM mentions WHERE namespace = $1 AND entity_key = $2`,
+    [namespace, entityKey],
+  );
+  return rowCount;
+}

@@ -1,0 +1,107 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Database } from '../../db/database.js';
+
+const migrationsDir = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+export interface EmbeddingSettings {
+  model: string;
+  dimensions: number;
+}
+
+export class EmbeddingMismatchError extends Error {
+  constructor(stored: EmbeddingSettings, wanted: EmbeddingSettings) {
+    super(
+      `This database was built with the embedding model "${stored.model}" (${stored.dimensions} dimensions), ` +
+        `but the gateway is configured for "${wanted.model}" (${wanted.dimensions} dimensions). ` +
+        `Either set MEMGATE_EMBEDDER back to the model the database was built with, or re-embed everything ` +
+        `with the new model: \`npx memgate reindex\` (same variables), then start again.`,
+    );
+  }
+}
+
+export function migrationFiles(): { name: string; sql: string }[] {
+  return readdirSync(migrationsDir)
+    .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
+    .sort()
+    .map((name) => ({ name, sql: readFileSync(join(migrationsDir, name), 'utf8') }));
+}
+
+/**
+ * Applies pending migrations in order, each in its own transaction, and records them.
+ * Files are idempotent too, so a crash between apply and record is harmless.
+ */
+export async function migrate(
+  db: Database,
+  embedding: EmbeddingSettings,
+  options: { onApplied?: (name: string, ms: number) => void } = {},
+): Promise<string[]> {
+  await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    name text PRIMARY KEY,
+    applied_at timestamptz NOT NULL DEFAULT now()
+  )`);
+  const stored = await readEmbeddingSettings(db);
+  // The vector column's dimension is fixed by the first migration; later starts must agree.
+  const dimensions = stored?.dimensions ?? embedding.dimensions;
+  if (stored) assertSameEmbedding(stored, embedding);
+
+  const done = new Set(
+    (await db.query<{ name: string }>('/* appliedMigrations */ SELECT name FROM schema_migrations')).rows.map(
+      (r) => r.name,
+    ),
+  );
+  const applied: string[] = [];
+  for (const file of migrationFiles()) {
+    if (done.has(file.name)) continue;
+    const sql = file.sql.replaceAll('{{EMBEDDING_DIM}}', String(dimensions));
+    const started = performance.now();
+    await db.exec(
+      `BEGIN;\n${sql}\n;INSERT INTO schema_migrations (name) VALUES ('${file.name}') ON CONFLICT DO NOTHING;\nCOMMIT;`,
+    );
+    applied.push(file.name);
+    options.onApplied?.(file.name, performance.now() - started);
+  }
+  if (!stored) {
+    await db.query(
+      `/* recordEmbeddingSettings */
+       INSERT INTO memgate_settings (embedding_model, embedding_dim) VALUES ($1, $2)
+       ON CONFLICT (singleton) DO NOTHING`,
+      [embedding.model, embedding.dimensions],
+    );
+  }
+  return applied;
+}
+
+export function assertSameEmbedding(stored: EmbeddingSettings, wanted: EmbeddingSettings): void {
+  if (stored.model !== wanted.model || stored.dimensions !== wanted.dimensions) {
+    throw new EmbeddingMismatchError(stored, wanted);
+  }
+}
+
+export async function readEmbeddingSettings(db: Database): Promise<EmbeddingSettings | null> {
+  const exists = await db.query<{ present: boolean }>(
+    `/* settingsTableExists */ SELECT to_regclass('memgate_settings') IS NOT NULL AS present`,
+  );
+  if (!exists.rows[0]?.present) return null;
+  const row = await db.query<{ model: string; dimensions: number }>(
+    `/* readEmbeddingSettings */ SELECT embedding_model AS model, embedding_dim AS dimensions FROM memgate_settings`,
+  );
+  return row.rows[0] ?? null;
+}
+
+export async function pendingMigrations(db: Database): Promise<string[]> {
+  const exists = await db.query<{ present: boolean }>(
+    `/* migrationsTableExists */ SELECT to_regclass('schema_migrations') IS NOT NULL AS present`,
+  );
+  const done = exists.rows[0]?.present
+    ? new Set(
+        (
+          await db.query<{ name: string }>('/* appliedMigrations */ SELECT name FROM schema_migrations')
+        ).rows.map((r) => r.name),
+      )
+    : new Set<string>();
+  return migrationFiles()
+    .map((f) => f.name)
+    .filter((n) => !done.has(n));
+}

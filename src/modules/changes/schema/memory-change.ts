@@ -1,0 +1,101 @@
+import type { Context } from '../../../context.js';
+import { MemgateError } from '../../../kernel/errors.js';
+import type { Ending } from '../change-queue.js';
+import type { LiveChange, PendingChange } from '../change-service.js';
+import { builder } from '../../../kernel/schema/builder.js';
+import { EntityRef } from '../../../kernel/schema/entity.js';
+import { MemoryChangeKindEnum } from '../../../kernel/schema/enums.js';
+import { FactRef } from '../../../kernel/schema/fact.js';
+import { ObservationRef } from '../../../kernel/schema/observation.js';
+import { SourceDocumentRef } from '../../documents/schema/source-document.js';
+
+export const MemoryChangeRef = builder.objectRef<LiveChange>('MemoryChange').implement({
+  description:
+    'A row that changed after a write committed, read as the subscriber: hidden rows never arrive.',
+  fields: (t) => ({
+    namespace: t.exposeString('namespace'),
+    kind: t.field({ type: MemoryChangeKindEnum, resolve: (c) => c.kind }),
+    key: t.exposeString('id', {
+      description: 'The entity or document key, the factId or the observationId.',
+    }),
+    removed: t.exposeBoolean('removed', {
+      description:
+        'The row was deleted (purged): the row fields are null. Told only to subscribers who could see it.',
+    }),
+    entity: t.field({ type: EntityRef, nullable: true, resolve: (c) => c.entity }),
+    fact: t.field({ type: FactRef, nullable: true, resolve: (c) => c.fact }),
+    observation: t.field({ type: ObservationRef, nullable: true, resolve: (c) => c.observation }),
+    document: t.field({ type: SourceDocumentRef, nullable: true, resolve: (c) => c.document }),
+  }),
+});
+
+type Delivery = LiveChange | Ending;
+
+/** Re-reads each notice as the subscriber with fresh loaders; hidden or filtered rows are skipped. */
+async function* visibleChanges(
+  ctx: Context,
+  notices: AsyncIterableIterator<PendingChange | Ending>,
+  entityKeys: readonly string[] | null | undefined,
+): AsyncGenerator<Delivery> {
+  try {
+    for await (const notice of notices) {
+      if ('overflow' in notice || 'revoked' in notice) {
+        yield notice;
+        return;
+      }
+      ctx.refresh();
+      const change = await ctx.services.changes.read(notice, entityKeys);
+      if (change) yield change;
+    }
+  } finally {
+    await notices.return?.();
+  }
+}
+
+builder.subscriptionFields((t) => ({
+  memoryChanged: t.field({
+    type: MemoryChangeRef,
+    description:
+      'Entities, facts, observations and documents of one namespace as they change (after commit), ' +
+      'whichever path wrote them (mutations, assertions, document links, snapshots, purges, imports), ' +
+      'each read as the subscriber. A subscriber that falls too far behind gets LIMIT_EXCEEDED, one ' +
+      'whose token is revoked gets UNAUTHENTICATED, and the subscription ends.',
+    args: {
+      namespace: t.arg.string({ required: true }),
+      kinds: t.arg({ type: [MemoryChangeKindEnum], required: false, description: 'Default: all kinds.' }),
+      entityKeys: t.arg.stringList({
+        required: false,
+        description:
+          'Only changes touching these entities: the entity or document itself, a fact with one as ' +
+          'subject or object, an observation with one as subject or actor.',
+      }),
+    },
+    subscribe: (_root, args, ctx) =>
+      visibleChanges(
+        ctx,
+        ctx.services.changes.watch({
+          namespace: args.namespace,
+          kinds: args.kinds,
+          entityKeys: args.entityKeys,
+          stillAuthorized: ctx.stillAuthorized,
+        }),
+        args.entityKeys,
+      ),
+    resolve: (delivery: Delivery) => {
+      if ('revoked' in delivery) {
+        throw new MemgateError(
+          'UNAUTHENTICATED',
+          'The token of this subscription was revoked or its rights changed; the subscription ended.',
+        );
+      }
+      if ('overflow' in delivery) {
+        throw new MemgateError(
+          'LIMIT_EXCEEDED',
+          `This subscriber fell behind: ${delivery.dropped} changes were dropped and the subscription ended. Re-read and subscribe again.`,
+          { dropped: delivery.dropped },
+        );
+      }
+      return delivery;
+    },
+  }),
+}));

@@ -1,0 +1,613 @@
+import { z } from 'zod';
+import { assertCanRead, assertCanWrite, visibilityParam } from '../../auth/principal.js';
+import type { Queryable } from '../../db/database.js';
+import {
+  DEFAULT_MAX_CHARS,
+  DEFAULT_OVERLAP_CHARS,
+  HEADING_SEPARATOR,
+  chunkMarkdown,
+  embeddingText,
+} from '../../domain/chunking.js';
+import { canonicalJson, sha256Hex } from '../../domain/ids.js';
+import { combinePii, detectPii, detectPiiInJson } from '../../domain/pii.js';
+import { conflict, parseInput } from '../../kernel/errors.js';
+import { globalId } from '../../kernel/global-id.js';
+import { nsKey } from '../../kernel/loaders.js';
+import {
+  type ChunkText,
+  type ChunkWrite,
+  findChunkTextsOfNode,
+  replaceChunks,
+} from '../../kernel/store/chunk-store.js';
+import {
+  type DocumentState,
+  findDocument,
+  findDocumentStates,
+  lockDocumentState,
+  updateLinkFactScopes,
+  writeDocumentBody,
+} from './store/document-store.js';
+import {
+  type WritePayload,
+  type WriteResult,
+  rejected,
+  rejectionFor,
+  toPayload,
+} from '../../kernel/batch.js';
+import {
+  type DocumentBatchAnswer,
+  type DocumentWriteAnswer,
+  bodyWriteOf,
+  entityWriteOf,
+  writeDocumentBatch,
+  writeLinksOfBatch,
+} from './document-batch.js';
+import {
+  CHUNKS_PER_STEP,
+  MAIN_TRANSACTION_CHUNKS,
+  claimDocuments,
+  writeChunksInSteps,
+} from './document-steps.js';
+import { upsertVisibleEntity } from '../entities/entity-service.js';
+import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from '../text-search/text-search-service.js';
+import type { RequestScope } from '../../kernel/request-scope.js';
+import {
+  jsonObjectSchema,
+  keySchema,
+  kindSchema,
+  namespaceSchema,
+  scopeSchema,
+  visibilityScopes,
+} from '../../kernel/validation.js';
+
+const MIB = 1024 * 1024;
+
+export const DOCUMENT_LIMITS = {
+  /** UTF-8 bytes of `content`. */
+  maxContentBytes: 5 * MIB,
+  maxScopes: 20,
+  maxLinks: 500,
+  /** UTF-8 bytes of `meta` and of `provenance`, each in canonical JSON form. */
+  maxJsonBytes: 64 * 1024,
+  /** Documents per call. Large documents also meet the HTTP body limit first. */
+  maxBatch: 500,
+} as const;
+
+/**
+ * Part of the change hash: a different chunker setting must rewrite the chunks even when the
+ * document itself is the same.
+ */
+const CHUNKER_VERSION = `markdown-v1:${DEFAULT_MAX_CHARS}:${DEFAULT_OVERLAP_CHARS}`;
+
+export const documentInputSchema = z.object({
+  key: keySchema,
+  title: z
+    .string()
+    .max(1024, 'title must be at most 1024 characters')
+    .refine((t) => t.trim() !== '', 'title must not be empty'),
+  content: z.string().refine((c) => c.trim() !== '', 'content must not be empty'),
+  kind: kindSchema.nullish(),
+  sourcePath: z.string().max(2048, 'sourcePath must be at most 2048 characters').nullish(),
+  meta: jsonObjectSchema.nullish(),
+  scopes: z.array(scopeSchema).nullish(),
+  links: z.array(keySchema).nullish(),
+  provenance: jsonObjectSchema.nullish(),
+});
+export type DocumentInput = z.infer<typeof documentInputSchema>;
+
+/** A validated document with everything derived from it that does not need the database. */
+export interface PreparedDocument {
+  input: DocumentInput;
+  kind: string;
+  title: string;
+  scopes: string[];
+  visibility: string[];
+  sourcePath: string | null;
+  meta: Record<string, unknown>;
+  provenance: Record<string, unknown> | null;
+  links: string[];
+  contentHash: string;
+  pii: { pii: boolean; categories: string[] };
+  /** Null when the stored hash matched before embedding: nothing to rewrite. */
+  chunks: ChunkWrite[] | null;
+}
+
+export interface SourceDocumentView {
+  namespace: string;
+  key: string;
+  kind: string;
+  title: string;
+  sourcePath: string | null;
+  content: string;
+  contentSource: 'original' | 'chunks';
+  chunkCount: number;
+  provenance: unknown;
+  meta: Record<string, unknown> | null;
+  pii: boolean;
+  piiCategories: string[];
+  updatedAt: Date;
+}
+
+export class DocumentService {
+  constructor(private readonly scope: RequestScope) {}
+
+  /**
+   * Upserts documents: entity row with the original text and provenance, heading chunks with
+   * embeddings (one embedder call for the whole batch, before the transaction), and `LINKS_TO`
+   * facts to the linked keys that exist. Each item answers for itself.
+   */
+  async retainDocuments(namespace: string, inputs: readonly unknown[]): Promise<WritePayload> {
+    const ns = parseInput(namespaceSchema, namespace, 'namespace');
+    assertCanWrite(this.scope.principal, ns);
+    if (inputs.length > DOCUMENT_LIMITS.maxBatch) {
+      return toPayload(
+        inputs.map((_, i) =>
+          rejected(i, 'LIMIT_EXCEEDED', `A batch holds at most ${DOCUMENT_LIMITS.maxBatch} documents.`),
+        ),
+      );
+    }
+    const results: WriteResult[] = [];
+    const valid: { index: number; doc: PreparedDocument }[] = [];
+    inputs.forEach((raw, index) => {
+      const outcome = prepare(raw);
+      if ('doc' in outcome) valid.push({ index, doc: outcome.doc });
+      else results.push({ ...outcome.rejection, index });
+    });
+    if (valid.length === 0) return toPayload(results);
+
+    const vis = this.scope.principal.scopes;
+    const [states, language] = await Promise.all([
+      findDocumentStates(
+        this.scope.db,
+        ns,
+        valid.map((v) => v.doc.input.key),
+        vis,
+      ),
+      chunkLanguageFor(this.scope, ns),
+    ]);
+    const toEmbed = valid.filter((v) => !isUnchanged(states.get(v.doc.input.key) ?? null, v.doc));
+    for (const v of toEmbed) v.doc.chunks = buildChunks(v.doc, language);
+    const embedded = await this.embedChunks(toEmbed.map((v) => v.doc));
+    if (!embedded) {
+      // Without vectors a rewrite would be invisible to vector search: refuse it, keep the rest.
+      const failed = new Set(toEmbed.map((v) => v.index));
+      for (const v of toEmbed) {
+        results.push(
+          rejected(
+            v.index,
+            'UNAVAILABLE',
+            'The embedding provider is unavailable; nothing of this document was written. Retry later.',
+            v.doc.input.key,
+          ),
+        );
+      }
+      valid.splice(0, valid.length, ...valid.filter((v) => !failed.has(v.index)));
+    }
+    if (valid.length === 0) return toPayload(results);
+
+    const claim = claimDocuments(
+      this.scope.deps.db,
+      valid.map((v) => nsKey(ns, v.doc.input.key)),
+    );
+    try {
+      for (const v of valid.filter((v) => claim.busy.has(nsKey(ns, v.doc.input.key)))) {
+        results.push(
+          rejected(
+            v.index,
+            'CONFLICT',
+            'This document is still being written by another request; send it again when that one has finished.',
+            v.doc.input.key,
+          ),
+        );
+      }
+      const writable = valid.filter((v) => !claim.busy.has(nsKey(ns, v.doc.input.key)));
+      const written = await this.writeBatch(ns, writable, vis);
+      return toPayload([...results, ...written]);
+    } finally {
+      claim.release();
+    }
+  }
+
+  /**
+   * The main transaction, then the chunks of the documents too large for it in steps
+   * (document-steps.ts). The main transaction writes the documents set-based
+   * (document-batch.ts) under one savepoint; the documents the batch leaves, or all of them if
+   * it fails, are written one by one, each under its own savepoint so a failing one rolls back
+   * alone. Links follow once every document of the batch is in, so documents of one batch may
+   * link each other in any order.
+   */
+  private async writeBatch(
+    ns: string,
+    valid: { index: number; doc: PreparedDocument }[],
+    vis: string[] | null,
+  ): Promise<WriteResult[]> {
+    if (valid.length === 0) return [];
+    const staged = stagedDocuments(valid.map((v) => v.doc));
+    const now = new Date();
+    const logError = (e: unknown) =>
+      this.scope.deps.logger.error('retainDocuments item failed', { error: String(e) });
+    const written = await this.scope.db.transaction('retainDocuments', async (tx) => {
+      const done: { index: number; doc: PreparedDocument; result: WriteResult; created: boolean }[] = [];
+      const out: WriteResult[] = [];
+      const answers = await this.writeSetBased(tx, ns, valid, staged, now, vis);
+      const succeed = (index: number, doc: PreparedDocument, a: DocumentWriteAnswer) => {
+        const id = globalId('Entity', ns, doc.input.key);
+        const result: WriteResult = { index, status: a.status, key: doc.input.key, id };
+        done.push({ index, doc, result, created: a.created });
+      };
+      const fail = (index: number, doc: PreparedDocument, error: unknown) =>
+        out.push({ ...rejectionFor(index, error, logError), key: doc.input.key });
+      valid.forEach(({ index, doc }, n) => {
+        const answer = answers[n];
+        if (answer && 'error' in answer) fail(index, doc, answer.error);
+        else if (answer) succeed(index, doc, answer);
+      });
+      for (const [n, { index, doc }] of valid.entries()) {
+        if (answers[n] !== null) continue;
+        await tx.query('SAVEPOINT item');
+        try {
+          const answer = await this.writeDocument(tx, ns, doc, now, staged.has(doc));
+          await tx.query('RELEASE SAVEPOINT item');
+          succeed(index, doc, answer);
+        } catch (error) {
+          await tx.query('ROLLBACK TO SAVEPOINT item');
+          fail(index, doc, error);
+        }
+      }
+      done.sort((a, b) => a.index - b.index);
+      const changes = await writeLinksOfBatch(tx, ns, done, now, visibilityParam(this.scope.principal));
+      done.forEach((d, n) => {
+        const change = changes[n]!;
+        if (change.changed && d.result.status === 'UNCHANGED') d.result.status = 'UPDATED';
+        if (change.missing.length > 0) d.result.message = missingMessage(change.missing);
+        out.push(d.result);
+      });
+      return { out, done };
+    });
+    for (const d of written.done) {
+      if (!staged.has(d.doc) || d.result.status === 'UNCHANGED' || !d.doc.chunks) continue;
+      const failure = await this.writeStaged(ns, d.doc, visibilityParam(this.scope.principal));
+      if (failure) Object.assign(d.result, { status: 'REJECTED', id: null, ...failure });
+    }
+    return written.out;
+  }
+
+  /** The set-based write under one savepoint; every answer null (one by one) if it throws. */
+  private async writeSetBased(
+    tx: Queryable,
+    ns: string,
+    valid: readonly { index: number; doc: PreparedDocument }[],
+    staged: ReadonlySet<PreparedDocument>,
+    now: Date,
+    vis: string[] | null,
+  ): Promise<DocumentBatchAnswer[]> {
+    await tx.query('SAVEPOINT batch');
+    try {
+      const answers = await writeDocumentBatch(
+        tx,
+        ns,
+        valid.map(({ doc }) => ({ doc, staged: staged.has(doc) })),
+        now,
+        visibilityParam(this.scope.principal),
+      );
+      await tx.query('RELEASE SAVEPOINT batch');
+      return answers;
+    } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT batch');
+      this.scope.deps.logger.error('retainDocuments: the set-based write failed; writing one by one', {
+        error: String(error),
+        documents: valid.length,
+        visibility: vis === null ? 'all' : 'scoped',
+      });
+      return valid.map(() => null);
+    }
+  }
+
+  /** The steps of one large document; a failure message for its result, or null. */
+  private async writeStaged(
+    ns: string,
+    doc: PreparedDocument,
+    vis: string[] | null,
+  ): Promise<{ code: string; message: string } | null> {
+    const chunks = doc.chunks ?? [];
+    try {
+      const outcome = await writeChunksInSteps(
+        this.scope.db,
+        ns,
+        doc.input.key,
+        chunks,
+        doc.contentHash,
+        vis,
+      );
+      if (outcome === 'complete') return null;
+      return {
+        code: 'CONFLICT',
+        message: 'The document was deleted or rewritten while its chunks were being written.',
+      };
+    } catch (error) {
+      this.scope.deps.logger.error('retainDocuments: a chunk step failed', { error: String(error) });
+      return {
+        code: 'INTERNAL',
+        message: `The document's text is stored but only part of its ${chunks.length} chunks are searchable; send it again to finish.`,
+      };
+    }
+  }
+
+  /**
+   * The document whole: the original text, or its chunks stitched back together. Personal data
+   * is masked (and unmasked access audited) by the schema's output layer, like every field.
+   */
+  async source(namespace: string, key: string): Promise<SourceDocumentView | null> {
+    const ns = parseInput(namespaceSchema, namespace, 'namespace');
+    const k = parseInput(keySchema, key, 'key');
+    const principal = this.scope.principal;
+    assertCanRead(principal, ns);
+    const row = await findDocument(this.scope.db, ns, k, principal.scopes);
+    if (!row) return null;
+    let content: string;
+    let contentSource: 'original' | 'chunks';
+    if (row.content !== null) {
+      content = row.content;
+      contentSource = 'original';
+    } else {
+      content = stitchChunks(await findChunkTextsOfNode(this.scope.db, ns, k, principal.scopes));
+      contentSource = 'chunks';
+    }
+    return {
+      namespace: ns,
+      key: row.key,
+      kind: row.kind,
+      title: row.title,
+      sourcePath: row.sourcePath,
+      content,
+      contentSource,
+      chunkCount: row.chunkCount,
+      provenance: row.provenance ?? null,
+      meta: row.meta,
+      pii: row.pii,
+      piiCategories: row.piiCategories,
+      updatedAt: row.updatedAt,
+    };
+  }
+
+  /** Embeds every chunk of `docs` in one call; false when the provider failed. */
+  private async embedChunks(docs: PreparedDocument[]): Promise<boolean> {
+    const chunks = docs.flatMap((d) => d.chunks ?? []);
+    if (chunks.length === 0) return true;
+    const { embedder, logger } = this.scope.deps;
+    let vectors: number[][];
+    try {
+      vectors = await embedder.embed(chunks.map((c) => embeddingText(c.title ?? '', c.heading, c.text)));
+    } catch (error) {
+      logger.error('retainDocuments: embedding failed', { error: String(error), model: embedder.model });
+      return false;
+    }
+    if (vectors.length !== chunks.length || vectors.some((v) => v.length !== embedder.dimensions)) {
+      logger.error('retainDocuments: embedder returned the wrong shape', {
+        expected: [chunks.length, embedder.dimensions],
+        got: vectors.length,
+      });
+      return false;
+    }
+    chunks.forEach((c, i) => {
+      c.embedding = vectors[i]!;
+    });
+    return true;
+  }
+
+  private async writeDocument(
+    tx: Queryable,
+    ns: string,
+    doc: PreparedDocument,
+    now: Date,
+    staged: boolean,
+  ): Promise<DocumentWriteAnswer> {
+    const key = doc.input.key;
+    const vis = visibilityParam(this.scope.principal);
+    // A hidden document reads as absent here; the upsert then finds its key taken.
+    const state = await lockDocumentState(tx, ns, key, vis);
+    if (isUnchanged(state, doc)) return { status: 'UNCHANGED', created: false };
+    if (!doc.chunks) {
+      throw conflict('The document changed while this batch was being written; send it again.');
+    }
+    // Before the document's own scopes change: the links are the ones the writer sees now.
+    if (state) await updateLinkFactScopes(tx, ns, key, doc.sourcePath, doc.scopes, doc.visibility, vis);
+    const status = await upsertVisibleEntity(tx, ns, entityWriteOf(doc, now), vis);
+    await writeDocumentBody(tx, ns, bodyWriteOf(doc, staged));
+    await replaceChunks(tx, ns, key, staged ? [] : doc.chunks);
+    // Same title and attributes but new text is still an update of the document.
+    return { status: status === 'UNCHANGED' ? 'UPDATED' : status, created: state === null };
+  }
+}
+
+export function isUnchanged(state: DocumentState | null, doc: PreparedDocument): boolean {
+  return (
+    state !== null &&
+    state.contentHash === doc.contentHash &&
+    state.kind === doc.kind &&
+    state.title === doc.title
+  );
+}
+
+/**
+ * The documents whose chunks follow in steps: those with more than CHUNKS_PER_STEP chunks, and
+ * the small ones beyond MAIN_TRANSACTION_CHUNKS chunks in all (document-steps.ts says why).
+ */
+function stagedDocuments(docs: readonly PreparedDocument[]): Set<PreparedDocument> {
+  let budget = MAIN_TRANSACTION_CHUNKS;
+  const staged = new Set<PreparedDocument>();
+  for (const doc of docs) {
+    const count = doc.chunks?.length ?? 0;
+    if (count <= CHUNKS_PER_STEP && count <= budget) budget -= count;
+    else staged.add(doc);
+  }
+  return staged;
+}
+
+function missingMessage(missing: string[]): string {
+  const shown = missing.slice(0, 20).map((k) => JSON.stringify(k));
+  const more = missing.length > shown.length ? ` and ${missing.length - shown.length} more` : '';
+  return `Links skipped, no such key in the namespace: ${shown.join(', ')}${more}.`;
+}
+
+type Prepared = { doc: PreparedDocument } | { rejection: WriteResult };
+
+/** Validation and everything derived without the database (hash, PII marks). */
+function prepare(raw: unknown): Prepared {
+  const key = keyOf(raw);
+  const parsed = documentInputSchema.safeParse(raw);
+  if (!parsed.success) {
+    return { rejection: rejected(0, 'BAD_USER_INPUT', describe(parsed.error), key) };
+  }
+  const input = parsed.data;
+  const limit = limitViolation(input);
+  if (limit) return { rejection: rejected(0, 'LIMIT_EXCEEDED', limit, key) };
+  const kind = input.kind ?? 'document';
+  const scopes = [...new Set(input.scopes ?? [])].sort();
+  const meta = input.meta ?? {};
+  const provenance = input.provenance ?? null;
+  const sourcePath = input.sourcePath ?? null;
+  const links = [...new Set(input.links ?? [])];
+  const contentHash = sha256Hex(
+    canonicalJson({
+      chunker: CHUNKER_VERSION,
+      kind,
+      title: input.title,
+      content: input.content,
+      meta,
+      scopes,
+      sourcePath,
+      provenance,
+    }),
+  );
+  const pii = combinePii(detectPii(input.title), detectPii(input.content), detectPiiInJson(meta));
+  return {
+    doc: {
+      input,
+      kind,
+      title: input.title,
+      scopes,
+      visibility: visibilityScopes(scopes),
+      sourcePath,
+      meta,
+      provenance,
+      links,
+      contentHash,
+      pii,
+      chunks: null,
+    },
+  };
+}
+
+function limitViolation(input: DocumentInput): string | null {
+  const bytes = Buffer.byteLength(input.content, 'utf8');
+  if (bytes > DOCUMENT_LIMITS.maxContentBytes) {
+    return `content is ${bytes} bytes; the limit is ${DOCUMENT_LIMITS.maxContentBytes}`;
+  }
+  const scopes = input.scopes?.length ?? 0;
+  if (scopes > DOCUMENT_LIMITS.maxScopes)
+    return `${scopes} scopes; the limit is ${DOCUMENT_LIMITS.maxScopes}`;
+  const links = input.links?.length ?? 0;
+  if (links > DOCUMENT_LIMITS.maxLinks) return `${links} links; the limit is ${DOCUMENT_LIMITS.maxLinks}`;
+  for (const [name, value] of [
+    ['meta', input.meta],
+    ['provenance', input.provenance],
+  ] as const) {
+    if (value == null) continue;
+    const size = Buffer.byteLength(canonicalJson(value), 'utf8');
+    if (size > DOCUMENT_LIMITS.maxJsonBytes) {
+      return `${name} is ${size} bytes as JSON; the limit is ${DOCUMENT_LIMITS.maxJsonBytes}`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Heading chunks with what search needs; embeddings are filled in by one batched call. Each
+ * section gets its own language (in an `auto` namespace a document may mix them).
+ */
+function buildChunks(doc: PreparedDocument, language: ChunkLanguage): ChunkWrite[] {
+  return chunkMarkdown(doc.input.content).map((piece) => {
+    const heading = piece.heading === '' ? null : piece.heading;
+    const mark = combinePii(detectPii(doc.title), detectPii(piece.text));
+    const searchText = [doc.title, heading ?? '', piece.text].filter((part) => part.trim() !== '').join('\n');
+    return {
+      order: piece.order,
+      kind: doc.kind,
+      title: doc.title,
+      heading,
+      text: piece.text,
+      searchText,
+      sourcePath: doc.sourcePath,
+      meta: doc.meta,
+      scopes: doc.scopes,
+      visibility: doc.visibility,
+      observationId: null,
+      occurredAt: null,
+      pii: mark.pii,
+      piiCategories: mark.categories,
+      embedding: null,
+      // The section's own text decides: a short English title must not outvote Russian prose.
+      tsConfig: language(languageTextOf(heading, piece.text)),
+    };
+  });
+}
+
+/**
+ * Rebuilds text from ordered chunks: headings come back as Markdown headings (each new level
+ * of the heading path once), and the overlap a chunk repeats from its predecessor in the same
+ * section is removed.
+ */
+export function stitchChunks(chunks: readonly ChunkText[]): string {
+  let out = '';
+  let prev: ChunkText | null = null;
+  let path: string[] = [];
+  for (const chunk of chunks) {
+    const heading = chunk.heading ?? '';
+    if (prev && heading === (prev.heading ?? '')) {
+      const overlap = overlapLength(prev.text, chunk.text);
+      out += overlap > 0 ? chunk.text.slice(overlap) : `\n\n${chunk.text}`;
+    } else {
+      const next = heading === '' ? [] : heading.split(HEADING_SEPARATOR);
+      let same = 0;
+      while (same < path.length && same < next.length && path[same] === next[same]) same++;
+      const lines = next.slice(same).map((part, i) => `${'#'.repeat(Math.min(6, same + i + 1))} ${part}`);
+      // A repeated path (headings A, B, A again) still needs its heading back.
+      if (lines.length === 0 && next.length > 0)
+        lines.push(`${'#'.repeat(Math.min(6, next.length))} ${next.at(-1)}`);
+      const block = [...lines, chunk.text].join('\n\n');
+      out += out === '' ? block : `\n\n${block}`;
+      path = next;
+    }
+    prev = chunk;
+  }
+  return out;
+}
+
+/**
+ * Length of the longest prefix of `next` that ends `prev`, starting on a word boundary in
+ * `prev` and followed by whitespace in `next` (the chunker's overlap: a tail of the previous
+ * chunk, then the joiner). The window is wider than any overlap the chunker is configured with
+ * (documents 120, long observations 150); the boundary checks keep it from matching by chance.
+ */
+export const MAX_STITCH_OVERLAP = 512;
+
+export function overlapLength(prev: string, next: string, max = MAX_STITCH_OVERLAP): number {
+  for (let k = Math.min(max, prev.length, next.length - 1); k > 0; k--) {
+    if (!/\s/.test(next.charAt(k))) continue;
+    const start = prev.length - k;
+    if (start > 0 && !/\s/.test(prev.charAt(start - 1))) continue;
+    if (prev.endsWith(next.slice(0, k))) return k;
+  }
+  return 0;
+}
+
+function describe(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ');
+}
+
+function keyOf(raw: unknown): string | null {
+  return raw && typeof raw === 'object' && typeof (raw as { key?: unknown }).key === 'string'
+    ? (raw as { key: string }).key
+    : null;
+}

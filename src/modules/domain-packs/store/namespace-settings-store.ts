@@ -1,0 +1,77 @@
+import type { Queryable } from '../../../db/database.js';
+
+/** Per-namespace settings: the enabled domain packs (`name@version`) and strict mode. */
+export interface NamespaceSettingsRow {
+  namespace: string;
+  packs: string[];
+  strict: boolean;
+  updatedAt: Date;
+}
+
+export interface NamespacePackRow {
+  ref: string;
+  body: Record<string, unknown> | null;
+  bodyHash: string | null;
+}
+
+export async function findNamespaceSettings(
+  q: Queryable,
+  namespace: string,
+): Promise<NamespaceSettingsRow | null> {
+  const { rows } = await q.query<NamespaceSettingsRow>(
+    `/* findNamespaceSettings */
+     SELECT namespace, packs, strict, updated_at AS "updatedAt" FROM namespace_settings WHERE namespace = $1`,
+    [namespace],
+  );
+  return rows[0] ?? null;
+}
+
+/** Sets packs and strict mode; the namespace's other settings (text search, predicates) stay. */
+export async function saveNamespaceSettings(
+  q: Queryable,
+  namespace: string,
+  packs: readonly string[],
+  strict: boolean,
+): Promise<NamespaceSettingsRow> {
+  const { rows } = await q.query<NamespaceSettingsRow>(
+    `/* saveNamespaceSettings */
+     INSERT INTO namespace_settings AS s (namespace, packs, strict) VALUES ($1, $2::text[], $3)
+     ON CONFLICT (namespace) DO UPDATE SET packs = excluded.packs, strict = excluded.strict, updated_at = now()
+     RETURNING s.namespace, s.packs, s.strict, s.updated_at AS "updatedAt"`,
+    [namespace, packs, strict],
+  );
+  return rows[0]!;
+}
+
+/**
+ * Strict mode and the enabled packs' bodies in one statement (what schema checks load once per
+ * request and namespace). Packs come back in the configured order; a body is null if the pack
+ * is missing from the registry. Null when the namespace has no settings row.
+ */
+export async function loadNamespacePacks(
+  q: Queryable,
+  namespace: string,
+): Promise<{ strict: boolean; packs: NamespacePackRow[] } | null> {
+  const { rows } = await q.query<{
+    strict: boolean;
+    ref: string | null;
+    body: Record<string, unknown> | null;
+    bodyHash: string | null;
+  }>(
+    `/* loadNamespacePacks */
+     SELECT s.strict, r.ref, p.body, p.body_hash AS "bodyHash"
+     FROM namespace_settings s
+     LEFT JOIN LATERAL unnest(s.packs) WITH ORDINALITY AS r(ref, ord) ON true
+     LEFT JOIN domain_packs p ON p.name = split_part(r.ref, '@', 1) AND p.version = split_part(r.ref, '@', 2)
+     WHERE s.namespace = $1
+     ORDER BY r.ord`,
+    [namespace],
+  );
+  if (rows.length === 0) return null;
+  return {
+    strict: rows[0]!.strict,
+    packs: rows
+      .filter((r) => r.ref !== null)
+      .map((r) => ({ ref: r.ref!, body: r.body, bodyHash: r.bodyHash })),
+  };
+}

@@ -1,0 +1,142 @@
+import type { Queryable } from '../../../db/database.js';
+
+/**
+ * The tables a namespace export carries, in the order they are written and read back. Each is
+ * exported whole (every column but generated ones), so an import reproduces the rows exactly;
+ * chunk postings and lexical statistics are left out because the chunks' triggers rebuild them.
+ * Names come from this list only, never from input, so interpolating them is safe.
+ */
+export const EXPORT_TABLES = [
+  { type: 'namespace_settings', table: 'namespace_settings', order: 'namespace' },
+  { type: 'entity', table: 'entities', order: 'namespace, key' },
+  { type: 'entity_version', table: 'entity_versions', order: 'namespace, key, valid_from' },
+  { type: 'observation', table: 'observations', order: 'namespace, observation_id' },
+  { type: 'mention', table: 'mentions', order: 'namespace, entity_key, observation_id' },
+  { type: 'fact', table: 'facts', order: 'namespace, fact_id' },
+  { type: 'chunk', table: 'chunks', order: 'namespace, node_key, ord' },
+  { type: 'source_snapshot', table: 'source_snapshots', order: 'namespace, scope, snapshot_id' },
+  { type: 'session_compact', table: 'session_compacts', order: 'namespace, session_id' },
+  { type: 'context_trace', table: 'context_traces', order: 'namespace, trace_id' },
+  { type: 'audit', table: 'audit_log', order: 'namespace, audit_id' },
+] as const;
+
+/** Domain packs are shared by namespaces; an export carries the ones its namespaces enable. */
+export const DOMAIN_PACK_TYPE = 'domain_pack';
+
+export type ExportTable = (typeof EXPORT_TABLES)[number];
+export type RecordType = ExportTable['type'] | typeof DOMAIN_PACK_TYPE;
+
+export type Row = Record<string, unknown>;
+
+/** Reads happen in one REPEATABLE READ snapshot, in UTC, so values print the same everywhere. */
+export async function beginSnapshot(q: Queryable): Promise<void> {
+  await q.query('/* exportSnapshot */ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+  await q.query(`/* exportTimeZone */ SET LOCAL TimeZone = 'UTC'`);
+}
+
+/** Every namespace that has any exported row. */
+export async function listNamespaces(q: Queryable): Promise<string[]> {
+  const union = EXPORT_TABLES.map((t) => `SELECT DISTINCT namespace FROM ${t.table}`).join(' UNION ');
+  const { rows } = await q.query<{ namespace: string }>(
+    `/* exportNamespaces */ SELECT namespace FROM (${union}) n ORDER BY namespace`,
+  );
+  return rows.map((r) => r.namespace);
+}
+
+export async function countRows(q: Queryable, namespaces: readonly string[]): Promise<number> {
+  const sum = EXPORT_TABLES.map(
+    (t) => `(SELECT count(*) FROM ${t.table} WHERE namespace = ANY($1::text[]))`,
+  ).join(' + ');
+  const { rows } = await q.query<{ n: number }>(`/* exportCount */ SELECT (${sum})::int AS n`, [namespaces]);
+  return rows[0]?.n ?? 0;
+}
+
+/** Generated columns are derived on insert and cannot be written, so they are neither read nor written. */
+export async function generatedColumns(q: Queryable, table: string): Promise<string[]> {
+  const { rows } = await q.query<{ name: string }>(
+    `/* generatedColumns */ SELECT column_name AS name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = $1 AND is_generated = 'ALWAYS'`,
+    [table],
+  );
+  return rows.map((r) => r.name);
+}
+
+export async function writableColumns(q: Queryable, table: string): Promise<string[]> {
+  const { rows } = await q.query<{ name: string }>(
+    `/* writableColumns */ SELECT column_name AS name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = $1 AND is_generated <> 'ALWAYS'
+     ORDER BY ordinal_position`,
+    [table],
+  );
+  return rows.map((r) => r.name);
+}
+
+/**
+ * Streams a table's rows of the given namespaces in key order, `batch` at a time, through a
+ * cursor of the caller's transaction (constant memory on any table size).
+ */
+export async function* readRows(
+  q: Queryable,
+  table: ExportTable,
+  namespaces: readonly string[],
+  batch = 1000,
+): AsyncGenerator<Row[]> {
+  const skip = await generatedColumns(q, table.table);
+  await q.query(
+    `/* exportCursor */ DECLARE export_rows NO SCROLL CURSOR FOR
+     SELECT to_jsonb(t) - $2::text[] AS row FROM ${table.table} t
+     WHERE t.namespace = ANY($1::text[]) ORDER BY ${table.order}`,
+    [namespaces, skip],
+  );
+  try {
+    for (;;) {
+      const { rows } = await q.query<{ row: Row }>(`/* exportFetch */ FETCH ${batch} FROM export_rows`);
+      if (rows.length === 0) return;
+      yield rows.map((r) => r.row);
+    }
+  } finally {
+    await q.query('/* exportClose */ CLOSE export_rows');
+  }
+}
+
+/** The packs (`name@version`) the namespaces enable; every pack when all namespaces are exported. */
+export async function readDomainPacks(q: Queryable, namespaces: readonly string[] | null): Promise<Row[]> {
+  const { rows } = await q.query<{ row: Row }>(
+    `/* exportDomainPacks */ SELECT to_jsonb(p) AS row FROM domain_packs p
+     WHERE $1::text[] IS NULL OR p.name || '@' || p.version IN (
+       SELECT unnest(s.packs) FROM namespace_settings s WHERE s.namespace = ANY($1::text[]))
+     ORDER BY p.name, p.version`,
+    [namespaces],
+  );
+  return rows.map((r) => r.row);
+}
+
+/**
+ * Inserts rows as they were exported; a row whose key exists is left alone, which makes a
+ * second import of the same file a no-op. Returns how many rows were new.
+ */
+export async function insertRows(
+  q: Queryable,
+  table: string,
+  columns: readonly string[],
+  rows: readonly Row[],
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  const list = columns.map((c) => `"${c}"`).join(', ');
+  const { rowCount } = await q.query(
+    `/* importRows */ INSERT INTO ${table} (${list}) OVERRIDING SYSTEM VALUE
+     SELECT ${list} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb)
+     ON CONFLICT DO NOTHING`,
+    [JSON.stringify(rows)],
+  );
+  return rowCount;
+}
+
+/** Identity columns continue after the highest imported id, so new rows never collide. */
+export async function advanceIdentity(q: Queryable, table: string, column: string): Promise<void> {
+  await q.query(
+    `/* advanceIdentity */ SELECT setval(pg_get_serial_sequence($1, $2), m) FROM (
+       SELECT max(${column}) AS m FROM ${table}) x WHERE m IS NOT NULL`,
+    [table, column],
+  );
+}

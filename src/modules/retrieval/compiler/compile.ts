@@ -1,0 +1,163 @@
+/**
+ * The context compiler: one request → one ContextPack, explained item by item. The pipeline,
+ * one stage per module:
+ *
+ *   plan → query channels → hydrate → anchored channels (facts, graph, recent) → score
+ *        → pack (recall floor, budget) → expand (multi-hop) → assemble → trace
+ *
+ * Hard filters come before any score, in every channel's SQL and again on hydration:
+ * namespace, visibility, facts ACTIVE at asOf, relevance scopes (EVIDENCE_LOST and the like
+ * are BLOCKED). A channel that fails or times out degrades the pack (a warning), never the call.
+ * `compilePack` leaves the trace as a draft so that a caller that post-processes the pack (the
+ * AUTO route) writes it from what it serves; `compileContext` serves the pack as compiled.
+ */
+import { maskPii } from '../../../domain/pii.js';
+import { StageTrace } from '../../../observability/retrieval.js';
+import { ChannelRunner } from '../pipeline/channel-runner.js';
+import {
+  requestedEntityKeys,
+  runAnchoredChannels,
+  seedsWithoutReading,
+  topHitSeeds,
+  topHitSeedsFromRefs,
+} from './anchored-channels.js';
+import { assemblePack } from './assemble.js';
+import { CandidatePool } from './candidate-pool.js';
+import { PackBuilder } from './pack-builder.js';
+import type { CompileDeps, CompileRequest, ContextPackValue } from './pack-types.js';
+import { planCompilation } from './plan.js';
+import { runQueryChannels } from './query-channels.js';
+import { expandMultiHop } from './expand.js';
+import { ephemeralText } from './render.js';
+import { refsOf, scoreUnion, selectUnion, signalContext } from './score.js';
+import { type TraceDraft, newTraceId, tracedRequest, writeTrace } from './trace.js';
+
+export type {
+  ChannelRankValue,
+  CompileDeps,
+  CompilePrincipal,
+  CompileRequest,
+  ContextPackValue,
+  DroppedValue,
+  PackedItem,
+  PackSectionValue,
+} from './pack-types.js';
+export type { Decision, TraceDecision } from './trace.js';
+export type { ChannelReport } from '../pipeline/channel-runner.js';
+export { CANDIDATE_LIMIT } from './score.js';
+export { MULTI_HOP_MAX_ENTITIES, MULTI_HOP_MAX_PER_ENTITY } from './expand.js';
+export { MULTI_HOP_WEIGHT } from './plan.js';
+export { newTraceId, requestedEntityKeys };
+
+export interface CompiledPack {
+  pack: ContextPackValue;
+  /** Written by the caller, last, from the pack it serves (see writeTrace). */
+  trace: TraceDraft;
+}
+
+export async function compilePack(req: CompileRequest, deps: CompileDeps): Promise<CompiledPack> {
+  const stages = new StageTrace();
+  stages.begin('plan');
+  const visibleScopes = deps.principal.scopes;
+  const plan = planCompilation(req, {
+    embedderModel: deps.embedder.model,
+    visibleScopes,
+    now: deps.now?.() ?? new Date(),
+  });
+  const runner = new ChannelRunner({
+    timeoutMs: deps.channelTimeoutMs,
+    onError: deps.onChannelError,
+    pipeline: 'context',
+    parentSpan: () => stages.current(),
+  });
+
+  const queried = await stages.run('query_channels', () =>
+    runQueryChannels(plan, deps, runner, req.maxDistance !== null),
+  );
+  const pool = new CandidatePool(deps.db, {
+    asOf: plan.asOf,
+    heldAt: plan.heldAt,
+    queryVector: queried.queryVector ? `[${queried.queryVector.join(',')}]` : null,
+    visibleScopes,
+    scopes: plan.relevanceScopes,
+    query: plan.hasQuery ? plan.query : null,
+  });
+  // The hits seed the anchored channels; they are read before those run only when a floor or
+  // relevance scopes may reject some. Else the seeds come from the hits' references, and on
+  // native PostgreSQL the hits are read while the anchored channels run, leaving only the
+  // anchored channels' candidates to read after them. PGlite runs one statement at a time, so
+  // there the overlap would only add a statement: the hits are read with the rest, once.
+  const seedsFromHits = seedsWithoutReading(req);
+  const overlapHits = seedsFromHits && deps.concurrentReads === true;
+  if (!seedsFromHits) await stages.run('hydrate_hits', () => pool.hydrate(queried.refs));
+  const seeds = plan.settings.graph.seeds;
+  const requested = requestedEntityKeys(req);
+  stages.begin('anchored_channels');
+  const [anchored] = await Promise.all([
+    runAnchoredChannels(req, plan, deps.db, runner, {
+      anchors: req.namespaces.flatMap((namespace) => requested.map((key) => ({ namespace, key }))),
+      topHits: seedsFromHits
+        ? topHitSeedsFromRefs(queried.lists, plan, queried.refs, seeds)
+        : topHitSeeds(queried.lists, plan, pool, req.maxDistance, seeds),
+    }),
+    overlapHits ? stages.within(() => pool.hydrate(queried.refs)) : undefined,
+  ]);
+  const lists = new Map([...queried.lists, ...anchored]);
+
+  const selection = selectUnion(lists, plan);
+  await stages.run('hydrate', () => pool.hydrate([...queried.refs, ...refsOf(selection.considered)]));
+  const factReport = runner.report('facts');
+  if (factReport) factReport.blocked = [...pool.blocked.values()].filter((b) => b.kind === 'fact').length;
+  stages.begin('score');
+  const signals = signalContext(plan, req.scopes);
+  const scored = scoreUnion(lists, selection, pool, plan, signals);
+
+  stages.begin('pack');
+  const mask = deps.mask ?? (deps.principal.pii ? (t: string) => t : maskPii);
+  const builder = new PackBuilder(req.budgetTokens, deps.charsPerToken, mask);
+  const ephemeral = mask(ephemeralText(req.ephemeralContext));
+  builder.packCurrent(ephemeral);
+  const floor = pool.context.queryVector !== null ? req.maxDistance : null;
+  builder.offer(builder.applyFloor(scored, floor), false);
+  await stages.run('expand', () => expandMultiHop(plan, deps.db, runner, pool, builder, signals));
+  stages.begin('assemble');
+
+  const traceId = newTraceId();
+  const assembled = assemblePack(req, {
+    traceId,
+    charsPerToken: deps.charsPerToken,
+    mask,
+    runner,
+    pool,
+    builder,
+    scored,
+  });
+  stages.end();
+  return {
+    pack: assembled.pack,
+    trace: {
+      traceId,
+      principalId: deps.principal.id,
+      namespaces: req.namespaces,
+      request: tracedRequest(req, ephemeral, deps.charsPerToken),
+      channels: Object.fromEntries(runner.reports()),
+      current: assembled.current,
+      decisions: assembled.decisions,
+      candidatesOverLimit: selection.overLimit,
+    },
+  };
+}
+
+/** Compiles and serves the pack as compiled, its trace written last. */
+export async function compileContext(req: CompileRequest, deps: CompileDeps): Promise<ContextPackValue> {
+  const { pack, trace } = await compilePack(req, deps);
+  const stages = new StageTrace();
+  const served = await stages.run('trace', () =>
+    writeTrace(deps.db, trace, pack, {
+      pruneOlderThanDays: deps.pruneDue() ? deps.traceRetentionDays : null,
+      onError: deps.onChannelError,
+    }),
+  );
+  stages.end();
+  return served;
+}

@@ -1,0 +1,246 @@
+/**
+ * The trace of a compilation, built in two steps: the stages record one decision per candidate
+ * in a draft, and the draft is written LAST, from the pack actually served — after the route's
+ * post-processing (AUTO handlers, session compaction) — so that a trace never describes a pack
+ * nobody received.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from '../../../db/database.js';
+import { isVisibilityScope } from '../../../domain/scopes.js';
+import { estimateTokens } from '../../../domain/tokens.js';
+import type { ChannelReport } from '../pipeline/channel-runner.js';
+import { insertTraces, type TraceWrite } from '../store/trace-store.js';
+import type { CandidateKind, SectionKind } from './candidates.js';
+import type { CurrentOutcome } from './packing.js';
+import type { CompileRequest, ContextPackValue, PackedItem } from './pack-types.js';
+import type { ScoreSignals, Scored } from './signals.js';
+
+export type Decision = 'INCLUDED' | 'EXCLUDED' | 'BLOCKED';
+
+/** One line of the trace: what happened to one candidate, and why. */
+export interface TraceDecision {
+  id: string;
+  kind: CandidateKind | 'current' | 'session';
+  namespace: string | null;
+  localId: string | null;
+  decision: Decision;
+  reason: string | null;
+  score: number | null;
+  signals: ScoreSignals | null;
+  section: SectionKind | null;
+  tokenEstimate: number | null;
+  distance: number | null;
+  conflict: boolean;
+  expansion: 'MULTI_HOP_EXPANSION' | null;
+  duplicateOf: string | null;
+}
+
+/** A decision with the scopes of the item it names (the trace's visibility derives from them). */
+export interface TracedDecision {
+  decision: TraceDecision;
+  scopes: readonly string[];
+}
+
+/** Everything the trace needs that the served pack does not say. */
+export interface TraceDraft {
+  traceId: string;
+  principalId: string;
+  namespaces: string[];
+  /** The request as traced: no ephemeral content, only its size. */
+  request: Record<string, unknown>;
+  channels: Record<string, ChannelReport>;
+  current: TraceDecision | null;
+  decisions: TracedDecision[];
+  /** Candidates beyond CANDIDATE_LIMIT are counted, not traced. */
+  candidatesOverLimit: number;
+}
+
+export function newTraceId(): string {
+  return `ctx-${randomBytes(12).toString('hex')}`;
+}
+
+export function decisionOf(
+  s: Scored,
+  decision: Decision,
+  reason: string | null,
+  expansion = false,
+): TraceDecision {
+  const c = s.candidate;
+  return {
+    id: c.globalId,
+    kind: c.kind,
+    namespace: c.namespace,
+    localId: c.localId,
+    decision,
+    reason,
+    score: s.score,
+    signals: s.signals,
+    section: c.section,
+    tokenEstimate: null,
+    distance: c.distance,
+    conflict: c.conflict,
+    expansion: expansion ? 'MULTI_HOP_EXPANSION' : null,
+    duplicateOf: null,
+  };
+}
+
+export function currentDecision(outcome: CurrentOutcome): TraceDecision {
+  return {
+    id: 'current',
+    kind: 'current',
+    namespace: null,
+    localId: null,
+    decision: outcome.included ? 'INCLUDED' : 'EXCLUDED',
+    reason: outcome.included ? (outcome.truncated ? 'TRUNCATED' : null) : 'OVER_BUDGET',
+    score: null,
+    signals: null,
+    section: 'CURRENT',
+    tokenEstimate: outcome.included ? outcome.cost : outcome.fullCost,
+    distance: null,
+    conflict: false,
+    expansion: null,
+    duplicateOf: null,
+  };
+}
+
+/** The traced request: what was asked, never the caller's state itself (only its size). */
+export function tracedRequest(
+  req: CompileRequest,
+  ephemeral: string,
+  charsPerToken: number,
+): Record<string, unknown> {
+  return {
+    namespaces: req.namespaces,
+    query: req.query,
+    scopes: req.scopes,
+    anchors: req.anchors,
+    subject: req.subject,
+    strategy: req.strategy,
+    budgetTokens: req.budgetTokens,
+    asOf: req.asOf?.toISOString() ?? null,
+    k: req.k,
+    maxDistance: req.maxDistance,
+    ...(req.window
+      ? {
+          window: {
+            since: req.window.since?.toISOString() ?? null,
+            until: req.window.until?.toISOString() ?? null,
+          },
+        }
+      : {}),
+    ...(req.route ? { route: req.route } : {}),
+    ephemeralContext: {
+      present: req.ephemeralContext !== null && req.ephemeralContext !== undefined,
+      chars: ephemeral.length,
+      tokens: estimateTokens(ephemeral, charsPerToken),
+    },
+  };
+}
+
+/** A packed item replaced after packing: by `by` (its stand-in), or dropped when `by` is null. */
+export interface Replacement {
+  itemId: string;
+  by: PackedItem | null;
+  /** The reason the replaced item's decision records (e.g. SESSION_COMPACTED). */
+  reason: string;
+}
+
+/**
+ * The draft after the route replaced packed items (session compaction): each replaced item is
+ * EXCLUDED with the reason, and each stand-in is INCLUDED where the item it replaces was, so
+ * that the trace lists exactly what was served.
+ */
+export function withReplacements(draft: TraceDraft, replacements: readonly Replacement[]): TraceDraft {
+  if (replacements.length === 0) return draft;
+  const byId = new Map(replacements.map((r) => [r.itemId, r]));
+  const decisions: TracedDecision[] = [];
+  for (const d of draft.decisions) {
+    const r = d.decision.decision === 'INCLUDED' ? byId.get(d.decision.id) : undefined;
+    if (!r) {
+      decisions.push(d);
+      continue;
+    }
+    decisions.push({ ...d, decision: { ...d.decision, decision: 'EXCLUDED', reason: r.reason } });
+    if (r.by) {
+      decisions.push({
+        scopes: [],
+        decision: {
+          ...d.decision,
+          id: r.by.id,
+          kind: r.by.kind,
+          localId: null,
+          decision: 'INCLUDED',
+          reason: null,
+          score: r.by.score,
+          signals: r.by.signals,
+          tokenEstimate: r.by.tokenEstimate,
+          distance: null,
+          conflict: r.by.conflict,
+          duplicateOf: null,
+        },
+      });
+    }
+  }
+  return { ...draft, decisions };
+}
+
+/** One trace row per namespace, summarising `served` (the pack as the caller received it). */
+export function traceRows(draft: TraceDraft, served: ContextPackValue): TraceWrite[] {
+  const memoryItems = served.sections
+    .filter((s) => s.kind !== 'CURRENT')
+    .reduce((n, s) => n + s.items.length, 0);
+  const request = {
+    ...draft.request,
+    result: {
+      items: memoryItems,
+      tokenEstimate: served.tokenEstimate,
+      used: served.budget.used,
+      truncated: served.budget.truncated,
+      emptyReason: served.emptyReason,
+      warnings: served.warnings,
+      candidatesOverLimit: draft.candidatesOverLimit,
+    },
+  };
+  return draft.namespaces.map((ns) => {
+    const mine = draft.decisions.filter((d) => d.decision.namespace === ns);
+    return {
+      namespace: ns,
+      traceId: draft.traceId,
+      kind: 'context',
+      principalId: draft.principalId,
+      request,
+      channels: draft.channels,
+      decisions: [...(draft.current ? [draft.current] : []), ...mine.map((d) => d.decision)],
+      visibility: visibilityOf(mine),
+    };
+  });
+}
+
+/** Visibility scopes of the items a trace names: its reader must hold all of them. */
+function visibilityOf(decisions: readonly TracedDecision[]): string[] {
+  const out = new Set<string>();
+  for (const d of decisions) for (const s of d.scopes) if (isVisibilityScope(s)) out.add(s);
+  return [...out].sort();
+}
+
+/**
+ * Writes the trace of `served`. A trace that cannot be stored costs the pack a warning, never
+ * the read; the returned pack carries it.
+ */
+export async function writeTrace(
+  db: Queryable,
+  draft: TraceDraft,
+  served: ContextPackValue,
+  options: { pruneOlderThanDays: number | null; onError?: (channel: string, error: unknown) => void },
+): Promise<ContextPackValue> {
+  try {
+    await insertTraces(db, traceRows(draft, served), options.pruneOlderThanDays);
+    return served;
+  } catch (error) {
+    options.onError?.('trace', error);
+    return {
+      ...served,
+      warnings: [...served.warnings, 'trace_not_saved: the trace of this pack could not be stored'],
+    };
+  }
+}

@@ -1,0 +1,238 @@
+import type { ContextPackValue, PackedItem, PackSectionValue } from './compiler/pack-types.js';
+import type { Replacement } from './compiler/trace.js';
+import { itemLabel, pieceCost, renderItem, renderPack, sectionHeader } from './compiler/render.js';
+import type { Queryable } from '../../db/database.js';
+import { estimateTokens } from '../../domain/tokens.js';
+import { collapseWhitespace } from '../../domain/whitespace.js';
+import { globalId, parseGlobalId } from '../../kernel/global-id.js';
+import {
+  type SessionCompactRow,
+  findCompacts,
+  saveCompact,
+  sessionMessages,
+  sessionStates,
+  sessionsOfItems,
+} from './store/session-store.js';
+
+/**
+ * Session compaction for routed packs: when more than COMPACT_THRESHOLD items of one session
+ * are packed, they are replaced by the session's compact — one summary document — scored by the
+ * best of the items it replaces and placed where that item was.
+ *
+ * The compact is extractive (no LLM): the session's messages in time order, one leading
+ * sentence each, under a character cap. It is built lazily, the first time a read needs it, and
+ * cached in `session_compacts`; it is rebuilt when the session's observation count or latest
+ * recordedAt changed. Writes are not touched. Sessions with any restricted observation (visibility
+ * scopes) are never compacted: a shared summary must not carry text some reader may not see.
+ * The compact never costs more tokens than the items it replaces (its text is cut to fit).
+ */
+
+export const COMPACT_THRESHOLD = 2;
+export const COMPACT_MAX_MESSAGES = 200;
+export const COMPACT_MAX_CHARS = 2000;
+const SENTENCE_CHARS = 220;
+
+export function extractiveSummary(
+  sessionId: string,
+  messages: { content: string; occurredAt: Date }[],
+): string {
+  const first = messages[0]?.occurredAt;
+  const last = messages[messages.length - 1]?.occurredAt;
+  const day = (d: Date | undefined) => (d ? d.toISOString().slice(0, 10) : '?');
+  const lines = [`Session ${sessionId}: ${messages.length} messages, ${day(first)} – ${day(last)}.`];
+  let size = lines[0]!.length;
+  for (const m of messages) {
+    const text = collapseWhitespace(m.content).trim();
+    if (!text) continue;
+    const sentence = /^.*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text;
+    const line = `- ${sentence.length > SENTENCE_CHARS ? `${sentence.slice(0, SENTENCE_CHARS - 1)}…` : sentence}`;
+    if (size + line.length + 1 > COMPACT_MAX_CHARS) break;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return lines.join('\n');
+}
+
+interface Located {
+  item: PackedItem;
+  section: PackSectionValue['kind'];
+  sessionId: string;
+}
+
+export async function compactSessions(
+  db: Queryable,
+  pack: ContextPackValue,
+  visibleScopes: string[] | null,
+  charsPerToken: number,
+): Promise<{ pack: ContextPackValue; compacted: string[]; replacements: Replacement[] }> {
+  // Items that may belong to a session: chunks and observations, per namespace.
+  const refsByNs = new Map<string, { chunks: number[]; observations: string[] }>();
+  const refOf = new Map<string, string>();
+  for (const section of pack.sections) {
+    for (const item of section.items) {
+      if (!item.namespace || (item.kind !== 'chunk' && item.kind !== 'observation')) continue;
+      const parsed = parseGlobalId(item.id);
+      const local = parsed?.parts[parsed.parts.length - 1];
+      if (local === undefined) continue;
+      const refs = refsByNs.get(item.namespace) ?? { chunks: [], observations: [] };
+      if (item.kind === 'chunk') refs.chunks.push(Number(local));
+      else refs.observations.push(String(local));
+      refsByNs.set(item.namespace, refs);
+      refOf.set(item.id, `${item.namespace}\u0000${item.kind}:${local}`);
+    }
+  }
+  if (refsByNs.size === 0) return { pack, compacted: [], replacements: [] };
+  const sessionOf = new Map<string, string>();
+  await Promise.all(
+    [...refsByNs].map(async ([ns, refs]) => {
+      for (const r of await sessionsOfItems(db, ns, refs.chunks, refs.observations, visibleScopes)) {
+        sessionOf.set(`${ns}\u0000${r.ref}`, r.sessionId);
+      }
+    }),
+  );
+  const groups = new Map<string, Located[]>();
+  for (const section of pack.sections) {
+    for (const item of section.items) {
+      const ref = refOf.get(item.id);
+      const sessionId = ref ? sessionOf.get(ref) : undefined;
+      if (!sessionId) continue;
+      const key = `${item.namespace}\u0000${sessionId}`;
+      groups.set(key, [...(groups.get(key) ?? []), { item, section: section.kind, sessionId }]);
+    }
+  }
+  const over = [...groups].filter(([, members]) => members.length > COMPACT_THRESHOLD);
+  if (over.length === 0) return { pack, compacted: [], replacements: [] };
+
+  const compacts = new Map<string, SessionCompactRow>();
+  const byNs = new Map<string, string[]>();
+  for (const [key] of over) {
+    const [ns, sessionId] = key.split('\u0000') as [string, string];
+    byNs.set(ns, [...(byNs.get(ns) ?? []), sessionId]);
+  }
+  await Promise.all(
+    [...byNs].map(async ([ns, sessionIds]) => {
+      const [states, cached] = await Promise.all([
+        sessionStates(db, ns, sessionIds),
+        findCompacts(db, ns, sessionIds, visibleScopes),
+      ]);
+      const cachedBy = new Map(cached.map((c) => [c.sessionId, c]));
+      for (const state of states) {
+        if (state.restricted) continue;
+        const hit = cachedBy.get(state.sessionId);
+        if (
+          hit &&
+          hit.itemCount === state.itemCount &&
+          new Date(hit.lastRecordedAt).getTime() === new Date(state.lastRecordedAt).getTime()
+        ) {
+          compacts.set(`${ns}\u0000${state.sessionId}`, hit);
+          continue;
+        }
+        const messages = await sessionMessages(db, ns, state.sessionId, COMPACT_MAX_MESSAGES);
+        if (messages.length === 0) continue;
+        const built: SessionCompactRow = {
+          sessionId: state.sessionId,
+          summary: extractiveSummary(state.sessionId, messages),
+          itemCount: state.itemCount,
+          lastRecordedAt: state.lastRecordedAt,
+          firstAt: messages[0]!.occurredAt,
+          lastAt: messages[messages.length - 1]!.occurredAt,
+        };
+        await saveCompact(db, ns, built);
+        compacts.set(`${ns}\u0000${state.sessionId}`, built);
+      }
+    }),
+  );
+
+  const replaced = new Map<string, PackedItem | null>(); // item id → compact (for the best) or null
+  const compacted: string[] = [];
+  for (const [key, members] of over) {
+    const compact = compacts.get(key);
+    if (!compact) continue;
+    const best = members.reduce((a, b) => (b.item.score > a.item.score ? b : a));
+    const budget = members.reduce((sum, m) => sum + m.item.tokenEstimate, 0);
+    const label = itemLabel([`Session ${compact.sessionId} (compact)`]);
+    let text = compact.summary;
+    // Never more than what it replaces: cut the summary until its block fits.
+    while (
+      text.length > 0 &&
+      pieceCost(renderItem({ kind: 'session', label, text }), charsPerToken) > budget
+    ) {
+      text = text.slice(0, Math.floor(text.length * 0.9));
+    }
+    if (!text) continue;
+    const ns = best.item.namespace!;
+    const compactItem: PackedItem = {
+      ...best.item,
+      kind: 'session',
+      id: globalId('SessionCompact', ns, compact.sessionId),
+      text,
+      title: `Session ${compact.sessionId}`,
+      sourcePath: null,
+      score: best.item.score,
+      tokenEstimate: pieceCost(renderItem({ kind: 'session', label, text }), charsPerToken),
+      conflict: false,
+    };
+    for (const m of members) replaced.set(m.item.id, m.item.id === best.item.id ? compactItem : null);
+    compacted.push(compact.sessionId);
+  }
+  if (compacted.length === 0) return { pack, compacted: [], replacements: [] };
+
+  const sections: PackSectionValue[] = pack.sections
+    .map((s) => ({
+      kind: s.kind,
+      items: s.items.flatMap((i) => {
+        if (!replaced.has(i.id)) return [i];
+        const compact = replaced.get(i.id);
+        return compact ? [compact] : [];
+      }),
+    }))
+    .filter((s) => s.items.length > 0);
+  const text = rerender(pack, sections, charsPerToken);
+  const removed = [...replaced.keys()];
+  const oldCost = pack.sections
+    .flatMap((s) => s.items)
+    .filter((i) => removed.includes(i.id))
+    .reduce((sum, i) => sum + i.tokenEstimate, 0);
+  const newCost = [...replaced.values()].reduce((sum, i) => sum + (i?.tokenEstimate ?? 0), 0);
+  return {
+    pack: {
+      ...pack,
+      sections,
+      text,
+      tokenEstimate: estimateTokens(text, charsPerToken),
+      budget: { ...pack.budget, used: pack.budget.used - oldCost + newCost },
+    },
+    compacted,
+    replacements: [...replaced].map(([itemId, by]) => ({ itemId, by, reason: 'SESSION_COMPACTED' })),
+  };
+}
+
+/** The pack text again: CURRENT as it was rendered, every other item rendered from its item. */
+function rerender(pack: ContextPackValue, sections: PackSectionValue[], charsPerToken: number): string {
+  void charsPerToken;
+  const currentBlock = (() => {
+    if (!pack.sections.some((s) => s.kind === 'CURRENT')) return null;
+    const header = sectionHeader('CURRENT');
+    const start = pack.text.indexOf(header);
+    if (start < 0) return null;
+    const body = pack.text.slice(start + header.length + 1);
+    const next = pack.sections
+      .filter((s) => s.kind !== 'CURRENT')
+      .map((s) => body.indexOf(`\n${sectionHeader(s.kind)}`))
+      .filter((i) => i >= 0);
+    return next.length > 0 ? body.slice(0, Math.min(...next)) : body;
+  })();
+  return renderPack(
+    sections.map((s) => ({
+      kind: s.kind,
+      blocks:
+        s.kind === 'CURRENT'
+          ? currentBlock === null
+            ? []
+            : [currentBlock]
+          : s.items.map((i) =>
+              renderItem({ kind: i.kind, label: itemLabel([i.title, i.sourcePath]), text: i.text }),
+            ),
+    })),
+  );
+}

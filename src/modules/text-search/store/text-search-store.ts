@@ -1,0 +1,151 @@
+import type { Queryable } from '../../../db/database.js';
+
+/** Every text-search configuration the database can use by its bare name (pg_ts_config). */
+export async function listTextSearchConfigs(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ name: string }>(
+    `/* listTextSearchConfigs */
+     SELECT cfgname AS name FROM pg_ts_config WHERE pg_ts_config_is_visible(oid) ORDER BY cfgname`,
+  );
+  return rows.map((r) => r.name);
+}
+
+/** The namespace's own setting (`auto` or a configuration); null when it follows the server default. */
+export async function findNamespaceTextSearch(q: Queryable, namespace: string): Promise<string | null> {
+  const { rows } = await q.query<{ textSearch: string | null }>(
+    `/* findNamespaceTextSearch */
+     SELECT text_search AS "textSearch" FROM namespace_settings WHERE namespace = $1`,
+    [namespace],
+  );
+  return rows[0]?.textSearch ?? null;
+}
+
+export async function saveNamespaceTextSearch(
+  q: Queryable,
+  namespace: string,
+  textSearch: string,
+): Promise<void> {
+  await q.query(
+    `/* saveNamespaceTextSearch */
+     INSERT INTO namespace_settings AS s (namespace, text_search) VALUES ($1, $2)
+     ON CONFLICT (namespace) DO UPDATE SET text_search = excluded.text_search, updated_at = now()`,
+    [namespace, textSearch],
+  );
+}
+
+/** How many chunks of each configuration a namespace holds. */
+export async function countChunksByConfig(q: Queryable, namespace: string): Promise<Map<string, number>> {
+  const { rows } = await q.query<{ config: string; chunks: string }>(
+    `/* countChunksByConfig */
+     SELECT ts_config::text AS config, count(*) AS chunks FROM chunks WHERE namespace = $1
+     GROUP BY ts_config ORDER BY 1`,
+    [namespace],
+  );
+  return new Map(rows.map((r) => [r.config, Number(r.chunks)]));
+}
+
+export type ReindexState = 'RUNNING' | 'DONE' | 'FAILED';
+
+export interface TextSearchReindexRow {
+  textSearch: string;
+  state: ReindexState;
+  total: number;
+  done: number;
+  startedAt: Date;
+  finishedAt: Date | null;
+  error: string | null;
+}
+
+const REINDEX_COLUMNS = `text_search AS "textSearch", state, total::float8 AS total, done::float8 AS done,
+  started_at AS "startedAt", finished_at AS "finishedAt", error`;
+
+/** Starts (or restarts) the re-derivation record of a namespace: nothing done of `total`. */
+export async function startTextSearchReindex(
+  q: Queryable,
+  namespace: string,
+  textSearch: string,
+): Promise<TextSearchReindexRow> {
+  const { rows } = await q.query<TextSearchReindexRow>(
+    `/* startTextSearchReindex */
+     INSERT INTO text_search_reindex AS r (namespace, text_search, total)
+     VALUES ($1, $2, (SELECT count(*) FROM chunks WHERE namespace = $1))
+     ON CONFLICT (namespace) DO UPDATE
+       SET text_search = excluded.text_search, state = 'RUNNING', total = excluded.total, done = 0,
+           started_at = now(), finished_at = NULL, error = NULL
+     RETURNING ${REINDEX_COLUMNS}`,
+    [namespace, textSearch],
+  );
+  return rows[0]!;
+}
+
+export async function recordReindexProgress(
+  q: Queryable,
+  namespace: string,
+  done: number,
+  state: ReindexState,
+  error: string | null = null,
+): Promise<TextSearchReindexRow | null> {
+  const { rows } = await q.query<TextSearchReindexRow>(
+    `/* recordReindexProgress */
+     UPDATE text_search_reindex
+     SET done = $2, state = $3, error = $4, finished_at = CASE WHEN $3 = 'RUNNING' THEN NULL ELSE now() END
+     WHERE namespace = $1
+     RETURNING ${REINDEX_COLUMNS}`,
+    [namespace, done, state, error],
+  );
+  return rows[0] ?? null;
+}
+
+export async function findTextSearchReindex(
+  q: Queryable,
+  namespace: string,
+): Promise<TextSearchReindexRow | null> {
+  const { rows } = await q.query<TextSearchReindexRow>(
+    `/* findTextSearchReindex */ SELECT ${REINDEX_COLUMNS} FROM text_search_reindex WHERE namespace = $1`,
+    [namespace],
+  );
+  return rows[0] ?? null;
+}
+
+export interface ChunkTextRow {
+  chunkId: number;
+  /** Heading and text: what a chunk's language is detected from (never the title). */
+  languageText: string;
+}
+
+/** The next batch of a namespace's chunks after `afterChunkId`, in chunk order. */
+export async function chunkTextsAfter(
+  q: Queryable,
+  namespace: string,
+  afterChunkId: number,
+  limit: number,
+): Promise<ChunkTextRow[]> {
+  const { rows } = await q.query<{ chunkId: string; languageText: string }>(
+    `/* chunkTextsAfter */
+     SELECT chunk_id::text AS "chunkId", concat_ws(E'\n', heading, text) AS "languageText" FROM chunks
+     WHERE namespace = $1 AND chunk_id > $2 ORDER BY chunk_id LIMIT $3`,
+    [namespace, afterChunkId, limit],
+  );
+  return rows.map((r) => ({ chunkId: Number(r.chunkId), languageText: r.languageText }));
+}
+
+/**
+ * Sets the configuration of the given chunks in one statement; the generated tsvector follows,
+ * and the postings trigger moves each changed chunk between configurations' statistics.
+ * Rows already in their configuration are not touched.
+ */
+export async function setChunkConfigs(
+  q: Queryable,
+  namespace: string,
+  chunkIds: readonly number[],
+  configs: readonly string[],
+): Promise<number> {
+  if (chunkIds.length === 0) return 0;
+  const { rowCount } = await q.query(
+    `/* setChunkConfigs */
+     UPDATE chunks c SET ts_config = v.cfg::regconfig
+     FROM unnest($2::bigint[], $3::text[]) AS v(chunk_id, cfg)
+     WHERE c.namespace = $1 AND c.chunk_id = v.chunk_id AND c.ts_config <> v.cfg::regconfig`,
+    [namespace, chunkIds, configs],
+  );
+  return rowCount;
+}

@@ -1,0 +1,118 @@
+import { AuditService } from './modules/audit/audit-service.js';
+import { BulkImportService } from './modules/portability/bulk-import-service.js';
+import { ChangeService } from './modules/changes/change-service.js';
+import { ContextService } from './modules/retrieval/context-service.js';
+import { RouteService } from './modules/retrieval/route-service.js';
+import { DocumentService } from './modules/documents/document-service.js';
+import { DomainPackService } from './modules/domain-packs/domain-pack-service.js';
+import { EntityService } from './modules/entities/entity-service.js';
+import { FactService } from './modules/facts/fact-service.js';
+import { GraphService } from './modules/graph/graph-service.js';
+import { ObservationService } from './modules/observations/observation-service.js';
+import { PurgeService } from './modules/purge/purge-service.js';
+import { ProvenanceService } from './modules/graph/provenance-service.js';
+import type { RequestScope } from './kernel/request-scope.js';
+import { ContextIndexService } from './modules/observations/context-index.js';
+import { SearchService } from './modules/retrieval/search-service.js';
+import { SnapshotService } from './modules/snapshots/snapshot-service.js';
+import { TextSearchService } from './modules/text-search/text-search-service.js';
+import { TypedContextService } from './modules/retrieval/typed-context-service.js';
+
+export interface Services {
+  entities: EntityService;
+  observations: ObservationService;
+  facts: FactService;
+  purge: PurgeService;
+  documents: DocumentService;
+  graph: GraphService;
+  provenance: ProvenanceService;
+  search: SearchService;
+  context: ContextService;
+  route: RouteService;
+  audit: AuditService;
+  domainPacks: DomainPackService;
+  snapshots: SnapshotService;
+  typedContext: TypedContextService;
+  textSearch: TextSearchService;
+  changes: ChangeService;
+  bulkImport: BulkImportService;
+  contextIndex: ContextIndexService;
+}
+
+/**
+ * Each service is built on first use: a request touches one or two of them, and building all
+ * of them for every request was a measurable share of a small read's CPU.
+ */
+class RequestServices implements Services {
+  readonly #built: Partial<Services> = {};
+
+  constructor(private readonly scope: RequestScope) {}
+
+  #once<K extends keyof Services>(name: K, Service: new (scope: RequestScope) => Services[K]): Services[K] {
+    // Written once: a walk reads `graph` for every field it resolves.
+    const built = this.#built[name];
+    if (built !== undefined) return built;
+    const service = new Service(this.scope);
+    this.#built[name] = service;
+    return service;
+  }
+
+  get entities(): EntityService {
+    return this.#once('entities', EntityService);
+  }
+  get observations(): ObservationService {
+    return this.#once('observations', ObservationService);
+  }
+  get facts(): FactService {
+    return this.#once('facts', FactService);
+  }
+  get purge(): PurgeService {
+    return this.#once('purge', PurgeService);
+  }
+  get documents(): DocumentService {
+    return this.#once('documents', DocumentService);
+  }
+  get graph(): GraphService {
+    return this.#once('graph', GraphService);
+  }
+  get provenance(): ProvenanceService {
+    return this.#once('provenance', ProvenanceService);
+  }
+  get search(): SearchService {
+    return this.#once('search', SearchService);
+  }
+  get context(): ContextService {
+    return this.#once('context', ContextService);
+  }
+  get route(): RouteService {
+    return this.#once('route', RouteService);
+  }
+  get audit(): AuditService {
+    return this.#once('audit', AuditService);
+  }
+  get domainPacks(): DomainPackService {
+    return this.#once('domainPacks', DomainPackService);
+  }
+  get snapshots(): SnapshotService {
+    return this.#once('snapshots', SnapshotService);
+  }
+  get typedContext(): TypedContextService {
+    return this.#once('typedContext', TypedContextService);
+  }
+  get textSearch(): TextSearchService {
+    return this.#once('textSearch', TextSearchService);
+  }
+  get changes(): ChangeService {
+    return this.#once('changes', ChangeService);
+  }
+  get bulkImport(): BulkImportService {
+    return this.#once('bulkImport', BulkImportService);
+  }
+  get contextIndex(): ContextIndexService {
+    return this.#once('contextIndex', ContextIndexService);
+  }
+}
+
+export function createServices(scope: RequestScope): Services {
+  return new RequestServices(scope);
+}
