@@ -8,5 +8,5 @@ import './cli/reindex-command.js';
 import './cli/text-search-command.js';
 import './cli/eval-command.js';
 import './cli/mcp-command.js';
-import './auth/token-command.js';
+import './cli/token-command.js';
 import './cli/bench-command.js';

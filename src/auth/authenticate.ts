@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Plugin } from 'graphql-yoga';
-import { MemgateError } from '../kernel/errors.js';
+import { MemgateError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { LOCAL_PRINCIPAL, type Principal } from './principal.js';
 import { type TokensFile, hashToken, readTokensFile, toPrincipal } from './tokens-file.js';

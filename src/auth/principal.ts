@@ -1,4 +1,4 @@
-import { forbidden } from '../kernel/errors.js';
+import { forbidden } from '../errors.js';
 import { requestRecord } from './request-principal.js';
 
 /** Who is asking: which namespaces they may read and write, which visibility scopes they hold. */

@@ -1,7 +1,7 @@
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
-import { MemgateError } from '../kernel/errors.js';
+import { MemgateError } from '../errors.js';
 import { UsageError, parseArgs } from './args.js';
 import { createProgress } from './progress.js';
 

@@ -1,5 +1,5 @@
 import type { DatabaseLoad } from '../observability/metrics.js';
-import { observeStatement } from '../observability/sql.js';
+import { observeStatement } from './statement-capture.js';
 import { inSpan } from '../observability/tracing.js';
 
 /** The one database interface every store uses; two adapters implement it (PGlite, node-postgres). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { statementName } from '../observability/sql.js';
+import { statementName } from './statement-capture.js';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFromStdin } from 'pg-copy-streams';

@@ -1,6 +1,6 @@
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
 import type { ContextPackValue } from '../modules/retrieval/compiler/compile.js';
-import { parseGlobalId } from '../kernel/global-id.js';
+import { parseGlobalId } from '../global-id.js';
 import { createLoaders } from '../kernel/loaders.js';
 import { ContextService } from '../modules/retrieval/context-service.js';
 import { observationsOfItems } from '../modules/retrieval/store/eval-store.js';

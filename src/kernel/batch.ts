@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../db/database.js';
-import { MemgateError } from './errors.js';
+import { MemgateError } from '../errors.js';
 
 /**
  * PARTIAL: the item was stored but part of it was not applied (an observation kept as

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import { type ChunkRow, findChunksByIds } from './store/chunk-store.js';
 import { type EntityRow, findEntitiesByKeys } from './store/entity-store.js';
 import { type FactRow, findFactsByIds } from './store/fact-store.js';
-import * as graph from '../modules/graph/store/graph-store.js';
+import * as graph from './store/graph-store.js';
 import { type ObservationRow, findObservationsByIds } from './store/observation-store.js';
 
 /** A key that carries its namespace: batches group by namespace, one statement per group. */

@@ -1,4 +1,4 @@
-import { MemgateError, badInput } from './errors.js';
+import { MemgateError, badInput } from '../errors.js';
 
 export const MAX_PAGE_SIZE = 200;
 

@@ -1,6 +1,6 @@
 import type { EntityRow } from './store/entity-store.js';
 import type { FactRow } from './store/fact-store.js';
-import type { Cursored, EntityFactsQuery } from '../modules/graph/store/graph-store.js';
+import type { Cursored, EntityFactsQuery } from './store/graph-store.js';
 import type { EntityTree, EntityTreeShape, FactTree, FactTreeShape } from './store/nested-read-store.js';
 
 /**

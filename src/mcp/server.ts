@@ -13,7 +13,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { parse } from 'graphql';
-import { MemgateError } from '../kernel/errors.js';
+import { MemgateError } from '../errors.js';
 import type { GraphQLErrorBody, RunGraphQL } from './graphql-runner.js';
 import { toolInputJsonSchema } from './json-schema.js';
 import { MCP_RESOURCE_TEMPLATES, readResource } from './resources.js';

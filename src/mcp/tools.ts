@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { notFound } from '../kernel/errors.js';
+import { notFound } from '../errors.js';
 import { contextInputSchema } from '../modules/retrieval/context-service.js';
 import { factInputSchema } from '../modules/facts/fact-service.js';
 import { entityFactsArgs } from '../modules/graph/graph-service.js';

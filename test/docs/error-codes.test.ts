@@ -1,7 +1,7 @@
 /** The README's list of error codes names every code the gateway answers with. */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../src/kernel/errors.js';
+import { ERROR_CODES } from '../../src/errors.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 const readme = readFileSync('README.md', 'utf8');
@@ -18,7 +18,7 @@ describe("README's error codes", () => {
   });
   afterAll(async () => gw?.close());
 
-  it('lists every code of src/kernel/errors.ts and INTERNAL_SERVER_ERROR', () => {
+  it('lists every code of src/errors.ts and INTERNAL_SERVER_ERROR', () => {
     expect(codeList.length).toBeGreaterThan(100);
     for (const code of [...ERROR_CODES, 'INTERNAL_SERVER_ERROR']) expect(codeList).toContain(`\`${code}\``);
   });

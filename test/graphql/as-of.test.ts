@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseGlobalId } from '../../src/kernel/global-id.js';
+import { parseGlobalId } from '../../src/global-id.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { sumOfSignals } from '../helpers/score-signals.js';
 import {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { assertBindAllowed, isLoopbackHost } from '../../src/auth/local-mode.js';
 import { createTokenAuthenticator } from '../../src/auth/authenticate.js';
-import { runTokenCommand } from '../../src/auth/token-command.js';
+import { runTokenCommand } from '../../src/cli/token-command.js';
 import { hashToken, readTokensFile } from '../../src/auth/tokens-file.js';
 import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';

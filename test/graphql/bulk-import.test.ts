@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_UNAVAILABLE_MESSAGE } from '../../src/kernel/errors.js';
+import { KEY_UNAVAILABLE_MESSAGE } from '../../src/errors.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { writeTokensFile } from '../helpers/principals.js';
 

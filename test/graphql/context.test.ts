@@ -3,7 +3,7 @@ import { LOCAL_PRINCIPAL, type Principal } from '../../src/auth/principal.js';
 import { compileContext } from '../../src/modules/retrieval/compiler/compile.js';
 import { estimateTokens } from '../../src/domain/tokens.js';
 import { CONTEXT_BANNER } from '../../src/domain/untrusted-text.js';
-import { parseGlobalId } from '../../src/kernel/global-id.js';
+import { parseGlobalId } from '../../src/global-id.js';
 import { createHashingEmbedder } from '../../src/providers/hashing-embedder.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { sumOfSignals } from '../helpers/score-signals.js';

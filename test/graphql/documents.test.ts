@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_PRINCIPAL, type Principal } from '../../src/auth/principal.js';
-import { globalId } from '../../src/kernel/global-id.js';
+import { globalId } from '../../src/global-id.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 const RETAIN = /* GraphQL */ `

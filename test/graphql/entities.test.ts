@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { globalId } from '../../src/kernel/global-id.js';
+import { globalId } from '../../src/global-id.js';
 import { EntityByKeyDocument, UpsertEntitiesDocument } from '../generated/graphql.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { factId } from '../../src/domain/ids.js';
-import { globalId } from '../../src/kernel/global-id.js';
+import { globalId } from '../../src/global-id.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 const PAYLOAD = 'accepted rejected results { index status id key code message }';

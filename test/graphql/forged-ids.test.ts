@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeGlobalId, globalId } from '../../src/kernel/global-id.js';
+import { encodeGlobalId, globalId } from '../../src/global-id.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 /**

@@ -14,7 +14,7 @@ import {
   isScalarType,
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeGlobalId, globalId } from '../../src/kernel/global-id.js';
+import { encodeGlobalId, globalId } from '../../src/global-id.js';
 import { schema } from '../../src/schema/index.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runTokenCommand } from '../../src/auth/token-command.js';
+import { runTokenCommand } from '../../src/cli/token-command.js';
 import { disableMetrics } from '../../src/observability/metrics.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { writeTokensFile } from '../helpers/principals.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/principal.js';
-import { globalId } from '../../src/kernel/global-id.js';
+import { globalId } from '../../src/global-id.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { at, seedChunks, seedEntities, seedFacts, seedObservations } from '../helpers/seed-graph.js';
 

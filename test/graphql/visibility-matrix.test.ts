@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createClient as createSseClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { globalId } from '../../src/kernel/global-id.js';
+import { globalId } from '../../src/global-id.js';
 import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { schema } from '../../src/schema/index.js';
 import { type GqlResponse, type TestGateway, startTestGateway } from '../helpers/gateway.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_UNAVAILABLE_MESSAGE } from '../../src/kernel/errors.js';
-import { globalId } from '../../src/kernel/global-id.js';
+import { KEY_UNAVAILABLE_MESSAGE } from '../../src/errors.js';
+import { globalId } from '../../src/global-id.js';
 import { type GqlResponse, type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { dumpScopedRows, dumpSize } from '../helpers/hidden-rows.js';
 import { writeTokensFile } from '../helpers/principals.js';

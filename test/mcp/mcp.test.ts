@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { globalId } from '../../src/kernel/global-id.js';
+import { globalId } from '../../src/global-id.js';
 import { toolInputJsonSchema } from '../../src/mcp/json-schema.js';
 import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { CONTEXT_LIMITS } from '../../src/modules/retrieval/context-service.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Mutex } from '../../src/db/mutex.js';
 import { boundedLabel } from '../../src/observability/metrics.js';
 import { OperationLabeler } from '../../src/observability/operation-labels.js';
-import { statementName } from '../../src/observability/sql.js';
+import { statementName } from '../../src/db/statement-capture.js';
 import { schema } from '../../src/schema/index.js';
 
 describe('statementName', () => {

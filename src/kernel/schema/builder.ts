@@ -2,7 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { Context } from '../../context.js';
-import { decodeNodeGlobalId, encodeGlobalId } from '../global-id.js';
+import { decodeNodeGlobalId, encodeGlobalId } from '../../global-id.js';
 
 export type Scalars = {
   DateTime: { Input: Date; Output: Date | string };

@@ -1,12 +1,7 @@
 import type { Queryable } from '../../db/database.js';
 import { ENTITY_COLUMN_SQL, type EntityColumn, type EntityRow } from './entity-store.js';
 import type { FactRow } from './fact-store.js';
-import {
-  type Cursored,
-  type EntityFactsQuery,
-  entityFactsWhere,
-  factCursorMicros,
-} from '../../modules/graph/store/graph-store.js';
+import { type Cursored, type EntityFactsQuery, entityFactsWhere, factCursorMicros } from './graph-store.js';
 import { visibleTo } from './visibility.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { assertCanRead } from '../../auth/principal.js';
-import { badInput, forbidden, parseInput } from '../../kernel/errors.js';
+import { badInput, forbidden, parseInput } from '../../errors.js';
 import {
   type AuditTrailRow,
   appendAuditEntries,

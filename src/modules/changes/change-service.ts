@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { assertCanRead } from '../../auth/principal.js';
-import { MemgateError, parseInput } from '../../kernel/errors.js';
+import { MemgateError, parseInput } from '../../errors.js';
 import { nsKey } from '../../kernel/loaders.js';
 import type { EntityRow } from '../../kernel/store/entity-store.js';
 import type { FactRow } from '../../kernel/store/fact-store.js';

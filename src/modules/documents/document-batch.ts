@@ -13,7 +13,7 @@
  */
 import type { Queryable } from '../../db/database.js';
 import { factId } from '../../domain/ids.js';
-import { type MemgateError, conflict, keyUnavailable } from '../../kernel/errors.js';
+import { type MemgateError, conflict, keyUnavailable } from '../../errors.js';
 import {
   deleteChunksOfDocuments,
   findOpenLinksOf,

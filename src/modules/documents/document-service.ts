@@ -10,8 +10,8 @@ import {
 } from '../../domain/chunking.js';
 import { canonicalJson, sha256Hex } from '../../domain/ids.js';
 import { combinePii, detectPii, detectPiiInJson } from '../../domain/pii.js';
-import { conflict, parseInput } from '../../kernel/errors.js';
-import { globalId } from '../../kernel/global-id.js';
+import { conflict, parseInput } from '../../errors.js';
+import { globalId } from '../../global-id.js';
 import { nsKey } from '../../kernel/loaders.js';
 import {
   type ChunkText,

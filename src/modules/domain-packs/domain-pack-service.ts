@@ -11,7 +11,7 @@ import {
   packRef,
   parsePackRef,
 } from '../../domain/domain-pack.js';
-import { badInput, conflict, forbidden, notFound, parseInput } from '../../kernel/errors.js';
+import { badInput, conflict, forbidden, notFound, parseInput } from '../../errors.js';
 import { appendAudit } from '../../kernel/store/audit-store.js';
 import {
   type DomainPackRow,

@@ -30,7 +30,7 @@ import {
 } from '../../domain/domain-pack.js';
 import { formatIssues } from '../../domain/json-schema.js';
 import { matchTemplate } from '../../domain/key-template.js';
-import { MemgateError } from '../../kernel/errors.js';
+import { MemgateError } from '../../errors.js';
 import { mergeAttributes } from '../../kernel/store/entity-store.js';
 import { findEntityShapes } from './store/entity-shape-store.js';
 import { loadNamespacePacks } from './store/namespace-settings-store.js';

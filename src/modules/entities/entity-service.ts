@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { assertCanRead, assertCanWrite, visibilityParam } from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
-import { keyUnavailable, parseInput } from '../../kernel/errors.js';
-import { globalId } from '../../kernel/global-id.js';
+import { keyUnavailable, parseInput } from '../../errors.js';
+import { globalId } from '../../global-id.js';
 import { nsKey } from '../../kernel/loaders.js';
 import {
   type EntityRow,

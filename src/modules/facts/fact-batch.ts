@@ -14,7 +14,7 @@
  * are the later ones of that triple, so order within a triple is kept.
  */
 import type { Queryable } from '../../db/database.js';
-import { MemgateError, keyUnavailable } from '../../kernel/errors.js';
+import { MemgateError, keyUnavailable } from '../../errors.js';
 import { ensurePlaceholders } from '../../kernel/store/entity-store.js';
 import {
   type FactProbe,

@@ -3,15 +3,8 @@ import { assertCanWrite } from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import { EVIDENCE_CLASSES, type FactSupport, reinforce } from '../../domain/evidence.js';
 import { factId as computeFactId } from '../../domain/ids.js';
-import {
-  type MemgateError,
-  badInput,
-  conflict,
-  keyUnavailable,
-  notFound,
-  parseInput,
-} from '../../kernel/errors.js';
-import { globalId } from '../../kernel/global-id.js';
+import { type MemgateError, badInput, conflict, keyUnavailable, notFound, parseInput } from '../../errors.js';
+import { globalId } from '../../global-id.js';
 import { visibilityParam } from '../../auth/principal.js';
 import { ensurePlaceholders, mergeAttributes } from '../../kernel/store/entity-store.js';
 import {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { assertCanRead } from '../../auth/principal.js';
-import { badInput, notFound, parseInput } from '../../kernel/errors.js';
+import { badInput, notFound, parseInput } from '../../errors.js';
 import { nsKey } from '../../kernel/loaders.js';
 import type { ChunkRow } from '../../kernel/store/chunk-store.js';
 import type { EntityRow } from '../../kernel/store/entity-store.js';
@@ -16,7 +16,7 @@ import {
   entityTimeline,
   listObservations,
   shortestPathHalves,
-} from './store/graph-store.js';
+} from '../../kernel/store/graph-store.js';
 import type { ObservationRow } from '../../kernel/store/observation-store.js';
 import {
   type Page,

@@ -1,6 +1,6 @@
 import { assertCanRead } from '../../auth/principal.js';
-import { notFound } from '../../kernel/errors.js';
-import { globalId, parseNodeId } from '../../kernel/global-id.js';
+import { notFound } from '../../errors.js';
+import { globalId, parseNodeId } from '../../global-id.js';
 import { ENTITY_EVIDENCE_LIMIT, nsKey } from '../../kernel/loaders.js';
 import type { ChunkRow } from '../../kernel/store/chunk-store.js';
 import type { EntityRow } from '../../kernel/store/entity-store.js';

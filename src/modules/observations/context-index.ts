@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database.js';
 import { z } from 'zod';
 import { assertCanWrite } from '../../auth/principal.js';
-import { parseInput } from '../../kernel/errors.js';
+import { parseInput } from '../../errors.js';
 import {
   type ContextWindow,
   DEFAULT_CONTEXT_WINDOW,

@@ -5,8 +5,8 @@ import { chunkMarkdown } from '../../domain/chunking.js';
 import { observationId as computeObservationId } from '../../domain/ids.js';
 import { checkObservationLimits } from '../../domain/limits.js';
 import { type PiiMark, combinePii, detectPii, detectPiiInJson } from '../../domain/pii.js';
-import { KEY_UNAVAILABLE_MESSAGE, MemgateError, parseInput } from '../../kernel/errors.js';
-import { globalId } from '../../kernel/global-id.js';
+import { KEY_UNAVAILABLE_MESSAGE, MemgateError, parseInput } from '../../errors.js';
+import { globalId } from '../../global-id.js';
 import {
   type ContextWindow,
   batchContextTexts,

@@ -9,7 +9,7 @@
  * is applied afterwards, one assertion at a time under its own savepoint, as before.
  */
 import type { Queryable } from '../../db/database.js';
-import { keyUnavailable } from '../../kernel/errors.js';
+import { keyUnavailable } from '../../errors.js';
 import type { MentionRole } from '../../kernel/store/mention-store.js';
 import { upsertEntityBatch } from '../entities/entity-batch.js';
 import { writeFactBatch } from '../facts/fact-batch.js';

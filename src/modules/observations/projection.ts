@@ -20,7 +20,7 @@ import { z } from 'zod';
 import type { Queryable } from '../../db/database.js';
 import type { AssertionResult } from '../../kernel/batch.js';
 import { combinePii, detectPii, detectPiiInJson } from '../../domain/pii.js';
-import { MemgateError } from '../../kernel/errors.js';
+import { MemgateError } from '../../errors.js';
 import type { MentionRole, MentionWrite } from '../../kernel/store/mention-store.js';
 import { replaceNodeChunks } from '../../kernel/store/observation-store.js';
 import { entityInputSchema, upsertVisibleEntity } from '../entities/entity-service.js';

@@ -1,6 +1,6 @@
 import { assertCanWrite, visibilityParam } from '../../auth/principal.js';
-import { parseInput } from '../../kernel/errors.js';
-import { globalId } from '../../kernel/global-id.js';
+import { parseInput } from '../../errors.js';
+import { globalId } from '../../global-id.js';
 import {
   countEmbeddedChunks,
   dropVectorIndex,

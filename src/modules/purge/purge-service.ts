@@ -1,7 +1,7 @@
 import { indexObservationContext } from '../observations/store/context-index-store.js';
 import { assertCanWrite, visibilityParam } from '../../auth/principal.js';
-import { keyUnavailable, notFound, parseInput } from '../../kernel/errors.js';
-import { globalId } from '../../kernel/global-id.js';
+import { keyUnavailable, notFound, parseInput } from '../../errors.js';
+import { globalId } from '../../global-id.js';
 import { appendAudit } from '../../kernel/store/audit-store.js';
 import {
   deleteFactsOfEntity,

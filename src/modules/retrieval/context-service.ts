@@ -4,7 +4,7 @@ import { compileContext, compilePack } from './compiler/compile.js';
 import type { CompileDeps, CompileRequest, ContextPackValue } from './compiler/pack-types.js';
 import { writeTrace } from './compiler/trace.js';
 import { CONTEXT_DEFAULTS, CONTEXT_STRATEGIES } from './pipeline/vocabulary.js';
-import { badInput, parseInput } from '../../kernel/errors.js';
+import { badInput, parseInput } from '../../errors.js';
 import { recordContextPack } from '../../observability/retrieval.js';
 import { channelWeightsSchema } from './pipeline/settings.js';
 import { maskForPrincipal } from '../../security/pii-masking.js';

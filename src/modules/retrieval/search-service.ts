@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { assertCanRead } from '../../auth/principal.js';
-import { parseInput } from '../../kernel/errors.js';
+import { parseInput } from '../../errors.js';
 import { nsKey } from '../../kernel/loaders.js';
 import { llmFor } from '../../providers/llm.js';
 import { type ContextEntity, type ContextFragment, renderSearchContext } from './pipeline/context-text.js';

@@ -4,7 +4,7 @@ import { itemLabel, pieceCost, renderItem, renderPack, sectionHeader } from './c
 import type { Queryable } from '../../db/database.js';
 import { estimateTokens } from '../../domain/tokens.js';
 import { collapseWhitespace } from '../../domain/whitespace.js';
-import { globalId, parseGlobalId } from '../../kernel/global-id.js';
+import { globalId, parseGlobalId } from '../../global-id.js';
 import {
   type SessionCompactRow,
   findCompacts,

@@ -27,7 +27,7 @@ import { type NamespaceSchema, canonicalKind, kindSpellings } from '../../domain
 import { canonicalJson, sha256Hex } from '../../domain/ids.js';
 import { type KeyTemplate, fillTemplate, likePattern, matchTemplate } from '../../domain/key-template.js';
 import { MAX_MATCH_INPUT } from '../../domain/regex-safety.js';
-import { badInput, parseInput } from '../../kernel/errors.js';
+import { badInput, parseInput } from '../../errors.js';
 import type { FactRow } from '../../kernel/store/fact-store.js';
 import {
   type AnchorCandidate,

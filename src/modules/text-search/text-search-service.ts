@@ -1,7 +1,7 @@
 import { assertCanRead, assertCanWrite } from '../../auth/principal.js';
 import type { Database, Queryable } from '../../db/database.js';
 import { AUTO, detectTextSearchConfig, normaliseTextSearch } from '../../domain/text-search.js';
-import { badInput, forbidden, parseInput } from '../../kernel/errors.js';
+import { badInput, forbidden, parseInput } from '../../errors.js';
 import { loadLatinDetector } from '../../providers/language-detector.js';
 import { appendAudit } from '../../kernel/store/audit-store.js';
 import {

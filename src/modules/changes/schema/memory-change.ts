@@ -1,5 +1,5 @@
 import type { Context } from '../../../context.js';
-import { MemgateError } from '../../../kernel/errors.js';
+import { MemgateError } from '../../../errors.js';
 import type { Ending } from '../change-queue.js';
 import type { LiveChange, PendingChange } from '../change-service.js';
 import { builder } from '../../../kernel/schema/builder.js';

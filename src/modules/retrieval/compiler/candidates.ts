@@ -3,7 +3,7 @@
  * retrieval/candidate-ref.ts, shared with search) and what phase 2 turns it into (the few columns packing needs). Pure types and helpers — no SQL here.
  */
 import { collapseWhitespace } from '../../../domain/whitespace.js';
-import { globalId } from '../../../kernel/global-id.js';
+import { globalId } from '../../../global-id.js';
 import type { CandidateKind } from '../pipeline/candidate-ref.js';
 
 export const SECTION_KINDS = [

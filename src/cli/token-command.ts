@@ -7,7 +7,7 @@ import {
   principalEntrySchema,
   readTokensFile,
   removePrincipal,
-} from './tokens-file.js';
+} from '../auth/tokens-file.js';
 
 const USAGE = `Usage:
   memgate token create --id <id> [--read <globs>] [--write <globs>] [--scopes <labels>] [--pii] [--admin] [--file <path>]

@@ -1,4 +1,4 @@
-import { unstorableText } from '../domain/storable-text.js';
+import { unstorableText } from './domain/storable-text.js';
 import { badInput } from './errors.js';
 
 /**

@@ -1,8 +1,8 @@
-import type { Queryable } from '../../../db/database.js';
-import { type ChunkRow, CHUNK_COLUMNS } from '../../../kernel/store/chunk-store.js';
-import { FACT_COLUMNS, type FactRow } from '../../../kernel/store/fact-store.js';
-import { OBSERVATION_COLUMNS, type ObservationRow } from '../../../kernel/store/observation-store.js';
-import { factVisibleTo, visibleTo } from '../../../kernel/store/visibility.js';
+import type { Queryable } from '../../db/database.js';
+import { type ChunkRow, CHUNK_COLUMNS } from './chunk-store.js';
+import { FACT_COLUMNS, type FactRow } from './fact-store.js';
+import { OBSERVATION_COLUMNS, type ObservationRow } from './observation-store.js';
+import { factVisibleTo, visibleTo } from './visibility.js';
 
 /**
  * Graph reads: facts of entities, neighbourhoods, paths, timelines, evidence. Every statement

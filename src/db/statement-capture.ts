@@ -1,7 +1,7 @@
 import { type Attributes, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import type { QueryResult } from '../db/database.js';
-import { type Metrics, activeMetrics, boundedLabel } from './metrics.js';
-import { activeTracer, errorName } from './tracing.js';
+import type { QueryResult } from './database.js';
+import { type Metrics, activeMetrics, boundedLabel } from '../observability/metrics.js';
+import { activeTracer, errorName } from '../observability/tracing.js';
 
 const QUERY_NAME = /^\s*\/\*\s*([A-Za-z_][A-Za-z0-9_.:-]{0,63})\s*\*\//;
 
