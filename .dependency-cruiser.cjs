@@ -1,9 +1,29 @@
 /**
- * The architecture rules `npm run lint` enforces (dependency-cruiser). docs/architecture.md
- * explains the layers: domain → db/providers → kernel → modules → the app (server, CLI, MCP).
+ * The architecture rules `npm run lint` enforces (dependency-cruiser); docs/architecture.md
+ * explains them. Layers, bottom to top:
+ *   foundation  src/errors.ts, config.ts, logger.ts, global-id.ts, assets.ts — open to all
+ *   base        src/domain (pure rules), src/db, src/providers, src/auth, src/observability
+ *   kernel      src/kernel: the sql tag, core stores, batch writer, loaders, the schema builder
+ *   edge        src/security: request plugins over the kernel
+ *   modules     src/modules/<feature>: one folder per feature
+ *   app         the server and its wiring (src/*.ts, src/schema), the CLI, MCP, eval
+ * The request context type (src/context.ts) is known to every layer as a type only.
  */
-const MODULE = '^src/modules/([^/]+)/';
-const APP = '^src/(?:[^/]+\\.ts$|schema/|cli/|mcp/|eval/|install/)';
+const FOUNDATION = '(errors|config|logger|global-id|assets)';
+const APP = `^src/(?:(?!${FOUNDATION}\\.ts$)[^/]+\\.ts$|schema/|cli/|mcp/|eval/|install/)`;
+const CONTEXT = '^src/context\\.ts$';
+const BASE = '^src/(domain|db|providers|auth|observability)/';
+const EDGE = '^src/security/';
+
+/** A rule forbidding `from` to import `to`, where a type-only import of the context is fine. */
+const layer = (name, comment, from, to) => ({
+  name,
+  comment,
+  severity: 'error',
+  from: { path: from },
+  to: { path: to, pathNot: CONTEXT },
+});
+
 module.exports = {
   forbidden: [
     {
@@ -17,49 +37,57 @@ module.exports = {
       name: 'module-through-its-index',
       comment: "A module uses another module only through what that module's index.ts exports.",
       severity: 'error',
-      from: { path: MODULE },
-      to: { path: '^src/modules/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
+      from: { path: '^src/modules/([^/]+)/' },
+      to: {
+        path: '^src/modules/',
+        pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$', '^src/modules/[^/]+/schema/index\\.ts$'],
+      },
     },
     {
-      name: 'app-uses-modules-through-their-index',
-      comment: 'The server, CLI and MCP reach a module through its index.ts (or its schema/index.ts).',
+      name: 'app-through-module-index',
+      comment: 'The app reaches a module through its index.ts, or registers its types through schema/index.ts.',
       severity: 'error',
       from: { path: APP },
-      to: { path: '^src/modules/', pathNot: ['^src/modules/[^/]+/index\\.ts$', '^src/modules/[^/]+/schema/index\\.ts$'] },
+      to: {
+        path: '^src/modules/',
+        pathNot: ['^src/modules/[^/]+/index\\.ts$', '^src/modules/[^/]+/schema/index\\.ts$'],
+      },
     },
-    {
-      name: 'kernel-imports-no-module',
-      comment: 'The kernel is what every module shares; it knows none of them.',
-      severity: 'error',
-      from: { path: '^src/kernel/' },
-      to: { path: ['^src/modules/', APP] },
-    },
-    {
-      name: 'modules-do-not-import-the-app',
-      comment: 'Modules sit below the server, the CLI and MCP.',
-      severity: 'error',
-      from: { path: '^src/modules/' },
-      to: { path: APP },
-    },
-    {
-      name: 'lower-layers-do-not-import-up',
-      comment: 'domain, db, providers, auth, security and observability sit below the kernel.',
-      severity: 'error',
-      from: { path: '^src/(domain|db|providers|auth|security|observability)/' },
-      to: { path: ['^src/kernel/', '^src/modules/', APP] },
-    },
+    layer('kernel-imports-no-module', 'The kernel is what every module shares; it knows none of them.', '^src/kernel/', [
+      '^src/modules/',
+      EDGE,
+      APP,
+    ]),
+    layer('edge-below-modules', 'Security plugins sit below the modules and the app.', EDGE, [
+      '^src/modules/',
+      APP,
+    ]),
+    layer('modules-below-the-app', 'Modules sit below the server, the CLI and MCP.', '^src/modules/', APP),
+    layer('base-below-the-kernel', 'domain, db, providers, auth and observability sit below the kernel.', BASE, [
+      '^src/kernel/',
+      '^src/modules/',
+      EDGE,
+      APP,
+    ]),
     {
       name: 'domain-is-pure',
-      comment: 'domain/ holds pure rules: no database, no providers.',
+      comment: 'domain/ holds pure rules: no database, providers, auth or plugins.',
       severity: 'error',
       from: { path: '^src/domain/' },
       to: { path: '^src/(db|providers|auth|security|observability)/' },
     },
     {
-      name: 'only-stores-run-sql',
-      comment: 'The sql tag and the database handle are for stores (files in a store/ folder) and db/.',
+      name: 'context-as-a-type-only',
+      comment: 'Below the app the request context is a type: only the app builds one.',
       severity: 'error',
-      from: { pathNot: ['/store/', '^src/db/', '^src/install/'] },
+      from: { pathNot: APP },
+      to: { path: CONTEXT, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'only-stores-build-sql',
+      comment: 'The sql tag is for stores (files in a store/ folder) and db/.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['/store/', '^src/db/'] },
       to: { path: '^src/kernel/store/sql\\.ts$', dependencyTypesNot: ['type-only'] },
     },
   ],

@@ -7,10 +7,10 @@ import { createEmbedder } from './providers/create-embedder.js';
 import type { Embedder } from './providers/embedder.js';
 import { type ServerOptions, createGateway } from './server.js';
 import { readPgliteTemplate } from './install/pglite-template.js';
-import { createChangeFeed } from './modules/changes/change-feed.js';
+import { createChangeFeed } from './modules/changes/index.js';
 import { migrate } from './kernel/store/migrate.js';
 import type { AppDeps } from './kernel/request-scope.js';
-import { assertTextSearchAvailable } from './modules/text-search/text-search-service.js';
+import { assertTextSearchAvailable } from './modules/text-search/index.js';
 
 export interface App {
   deps: AppDeps;

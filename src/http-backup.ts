@@ -4,7 +4,7 @@ import { LOCAL_PRINCIPAL, type Principal } from './auth/principal.js';
 import type { Database } from './db/database.js';
 import { DumpError, dumpDatabase } from './db/dump.js';
 import type { Logger } from './logger.js';
-import { REGISTRY_AUDIT_NAMESPACE } from './modules/domain-packs/domain-pack-service.js';
+import { REGISTRY_AUDIT_NAMESPACE } from './modules/domain-packs/index.js';
 import { appendAuditEntries } from './kernel/store/audit-trail-store.js';
 
 export const BACKUP_PATH = '/admin/backup';

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { SearchMode } from '../modules/retrieval/pipeline/search.js';
+import type { SearchMode } from '../modules/retrieval/index.js';
 import { UsageError, parseArgs } from './args.js';
 
 export const LANGUAGES_USAGE = `Usage: memgate eval languages FILE.json... [options]

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
 import type { Database } from '../db/database.js';
-import { type NamespaceDigest, checksums, writeExport } from '../modules/portability/export-service.js';
+import { type NamespaceDigest, checksums, writeExport } from '../modules/portability/index.js';
 import { namespaceSchema } from '../kernel/validation.js';
 import { UsageError, parseArgs } from './args.js';
 import { type Location, configuredLocation, describeLocation, openLocation } from './database-location.js';

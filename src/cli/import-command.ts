@@ -2,9 +2,9 @@ import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
-import { importExport, isExportHeader } from '../modules/portability/export-service.js';
+import { importExport, isExportHeader } from '../modules/portability/index.js';
 import { namespaceSchema } from '../kernel/validation.js';
-import type { ImportSummary, ImportWriter } from '../modules/portability/import-service.js';
+import type { ImportSummary, ImportWriter } from '../modules/portability/index.js';
 import { createProgress, formatSeconds } from './progress.js';
 import { remoteImportWriter } from './remote-writer.js';
 import { UsageError, parseArgs, positiveInt } from './args.js';
@@ -70,7 +70,8 @@ registerCommand('import', {
     }
     const size = statSync(file).size; // fails early, with the path, when the file is missing
 
-    const { importJsonlWith, localImportWriter } = await import('../modules/portability/import-service.js');
+    const { importJsonlWith } = await import('../modules/portability/index.js');
+    const { localImportWriter } = await import('./local-import.js');
     let writer: ImportWriter;
     let close = async () => {};
     if (url) {

@@ -1,7 +1,7 @@
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
 import { dumpDatabase } from '../db/dump.js';
-import type { NamespaceDigest } from '../modules/portability/export-service.js';
+import type { NamespaceDigest } from '../modules/portability/index.js';
 import { UsageError, parseArgs } from './args.js';
 import { restoreInto } from './backup-command.js';
 import {

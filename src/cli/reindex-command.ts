@@ -25,7 +25,7 @@ registerCommand('reindex', {
     const config = parseConfig(process.env);
     const { createEmbedder } = await import('../providers/create-embedder.js');
     const { openDatabase } = await import('../db/open-database.js');
-    const { migrateForReindex, reindex } = await import('../modules/portability/reindex.js');
+    const { migrateForReindex, reindex } = await import('../modules/portability/index.js');
     const log = (msg: string) => process.stderr.write(`${msg}\n`);
     // The database first: a data folder held by a running gateway stops the command at once.
     const db = await openDatabase(config);

@@ -1,6 +1,6 @@
 import { type WritePayload, type WriteResult, rejected } from '../kernel/batch.js';
-import type { ImportFinish, ImportPlan } from '../modules/portability/bulk-import-service.js';
-import type { ImportWriter } from '../modules/portability/import-service.js';
+import type { ImportFinish, ImportPlan } from '../modules/portability/index.js';
+import type { ImportWriter } from '../modules/portability/index.js';
 
 /**
  * `memgate import --url`: the same batches, sent as GraphQL mutations to a running gateway.

@@ -28,7 +28,7 @@ registerCommand('text-search', {
     }
     const { createApp } = await import('../app.js');
     const { createLoaders } = await import('../kernel/loaders.js');
-    const { TextSearchService } = await import('../modules/text-search/text-search-service.js');
+    const { TextSearchService } = await import('../modules/text-search/index.js');
     const app = await createApp(
       parseConfig({ ...process.env, MEMGATE_LOG_LEVEL: process.env.MEMGATE_LOG_LEVEL ?? 'warn' }),
     );

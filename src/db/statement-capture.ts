@@ -1,5 +1,4 @@
 import { type Attributes, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import type { QueryResult } from './database.js';
 import { type Metrics, activeMetrics, boundedLabel } from '../observability/metrics.js';
 import { activeTracer, errorName } from '../observability/tracing.js';
 
@@ -61,10 +60,10 @@ function boundMetrics(info: StatementInfo, metrics: Metrics): NonNullable<Statem
  * statement outside any recording span, or under a sampled-out one, costs no span). Runs
  * `run` untouched when both are off.
  */
-export function observeStatement<R>(
+export function observeStatement<T extends { rows: readonly unknown[]; rowCount: number }>(
   sql: string,
-  run: () => Promise<QueryResult<R>>,
-): Promise<QueryResult<R>> {
+  run: () => Promise<T>,
+): Promise<T> {
   const metrics = activeMetrics();
   const tracer = activeTracer();
   if (!metrics && !tracer) return run();

@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
 import { createLoaders } from '../kernel/loaders.js';
-import type { SearchMode } from '../modules/retrieval/pipeline/search.js';
-import { DocumentService } from '../modules/documents/document-service.js';
-import { ObservationService } from '../modules/observations/observation-service.js';
+import type { SearchMode } from '../modules/retrieval/index.js';
+import { DocumentService } from '../modules/documents/index.js';
+import { ObservationService } from '../modules/observations/index.js';
 import type { AppDeps, RequestScope } from '../kernel/request-scope.js';
-import { SearchService } from '../modules/retrieval/search-service.js';
-import { TextSearchService } from '../modules/text-search/text-search-service.js';
+import { SearchService } from '../modules/retrieval/index.js';
+import { TextSearchService } from '../modules/text-search/index.js';
 import { type Aggregate, aggregate, scoreRanking } from './metrics.js';
 import { openEvalApp } from './eval-app.js';
 

@@ -1,9 +1,9 @@
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
-import type { ContextPackValue } from '../modules/retrieval/compiler/compile.js';
+import type { ContextPackValue } from '../modules/retrieval/index.js';
 import { parseGlobalId } from '../global-id.js';
 import { createLoaders } from '../kernel/loaders.js';
-import { ContextService } from '../modules/retrieval/context-service.js';
-import { observationsOfItems } from '../modules/retrieval/store/eval-store.js';
+import { ContextService } from '../modules/retrieval/index.js';
+import { observationsOfItems } from '../modules/retrieval/index.js';
 import type { AppDeps } from '../kernel/request-scope.js';
 import { type QuestionScore, scoreRanking } from './metrics.js';
 

@@ -5,12 +5,12 @@ import { conversationIdOf, locomoToObservations } from './locomo-jsonl.js';
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
 import { observationId } from '../domain/ids.js';
 import { createLoaders } from '../kernel/loaders.js';
-import type { SearchMode } from '../modules/retrieval/pipeline/search.js';
-import type { ChannelWeights } from '../modules/retrieval/pipeline/settings.js';
-import { importJsonl } from '../modules/portability/import-service.js';
+import type { SearchMode } from '../modules/retrieval/index.js';
+import type { ChannelWeights } from '../modules/retrieval/index.js';
+import { importJsonl } from '../cli/local-import.js';
 import type { AppDeps } from '../kernel/request-scope.js';
-import { SearchService } from '../modules/retrieval/search-service.js';
-import { type ContextWindow, saveContextWindow } from '../modules/observations/store/context-index-store.js';
+import { SearchService } from '../modules/retrieval/index.js';
+import { type ContextWindow, saveContextWindow } from '../kernel/store/context-index-store.js';
 import {
   type Aggregate,
   type QuestionScore,

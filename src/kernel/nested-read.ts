@@ -9,7 +9,7 @@ import {
   type FactTreeShape,
   readEntityTrees,
 } from './store/nested-read-store.js';
-import { type EntityFactsArgs, entityFactsQuery } from '../modules/graph/graph-service.js';
+import { type EntityFactsArgs, entityFactsQuery } from './entity-facts.js';
 import { attachTree } from './prefetched.js';
 import type { RequestScope } from './request-scope.js';
 

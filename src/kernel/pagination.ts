@@ -107,3 +107,6 @@ export function toPage<T>(
     },
   };
 }
+
+/** A page whose total is counted only when a client asks for `totalCount` (one more statement). */
+export type LazyPage<T> = Page<T> & { countTotal?: () => Promise<number> };

@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js';
 import type { Loaders } from './loaders.js';
 import type { Logger } from '../logger.js';
 import type { Embedder } from '../providers/embedder.js';
-import type { ChangeFeed } from '../modules/changes/change-feed.js';
+import type { ChangeFeed } from './change-notice.js';
 
 /** Long-lived parts shared by every request. */
 export interface AppDeps {

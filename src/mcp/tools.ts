@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { notFound } from '../errors.js';
-import { contextInputSchema } from '../modules/retrieval/context-service.js';
-import { factInputSchema } from '../modules/facts/fact-service.js';
-import { entityFactsArgs } from '../modules/graph/graph-service.js';
-import { observationInputSchema } from '../modules/observations/observation-service.js';
+import { contextInputSchema } from '../modules/retrieval/index.js';
+import { factInputSchema } from '../modules/facts/index.js';
+import { entityFactsArgs } from '../kernel/entity-facts.js';
+import { observationInputSchema } from '../modules/observations/index.js';
 import { MAX_PAGE_SIZE } from '../kernel/pagination.js';
-import { searchInputSchema } from '../modules/retrieval/search-service.js';
+import { searchInputSchema } from '../modules/retrieval/index.js';
 import { keySchema, namespaceSchema } from '../kernel/validation.js';
 
 /**

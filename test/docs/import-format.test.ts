@@ -8,7 +8,8 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_PRINCIPAL } from '../../src/auth/principal.js';
 import { compileJsonSchema, formatIssues } from '../../src/domain/json-schema.js';
-import { importJsonl, parseImportLine } from '../../src/modules/portability/import-service.js';
+import { parseImportLine } from '../../src/modules/portability/import-service.js';
+import { importJsonl } from '../../src/cli/local-import.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 const page = readFileSync('docs/import.md', 'utf8');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reindexContext } from '../../src/modules/observations/context-index.js';
-import { saveContextWindow } from '../../src/modules/observations/store/context-index-store.js';
+import { saveContextWindow } from '../../src/kernel/store/context-index-store.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 const RECORD = /* GraphQL */ `

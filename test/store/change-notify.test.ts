@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
-import { type ChangeNotice, parseNotice } from '../../src/modules/changes/change-feed.js';
+import { parseNotice } from '../../src/modules/changes/change-feed.js';
+import type { ChangeNotice } from '../../src/kernel/change-notice.js';
 import { removedRowsVisibleTo } from '../../src/modules/changes/store/change-visibility-store.js';
 import { CHANGE_CHANNEL } from '../../src/modules/changes/store/change-notify-store.js';
 import { openTestDatabase } from '../helpers/test-database.js';

@@ -1,4 +1,4 @@
-import type { LazyPage } from '../../modules/graph/graph-service.js';
+import type { LazyPage } from '../pagination.js';
 import type { ChunkRow } from '../store/chunk-store.js';
 import { builder } from './builder.js';
 import { ChunkRef } from './chunk.js';

@@ -1,4 +1,4 @@
-import type { LazyPage } from '../../modules/graph/graph-service.js';
+import type { LazyPage } from '../pagination.js';
 
 /** totalCount of a page: given, or counted on demand (one batched statement), or unknown. */
 export function lazyTotal<T>(page: LazyPage<T>): number | null | Promise<number> {

@@ -7,7 +7,7 @@ import {
   getArgumentValues,
   isObjectType,
 } from 'graphql';
-import type { EntityFactsArgs } from '../../modules/graph/graph-service.js';
+import type { EntityFactsArgs } from '../entity-facts.js';
 import type { EntitySelection, FactsSelection } from '../nested-read.js';
 import type { PageArgs } from '../pagination.js';
 

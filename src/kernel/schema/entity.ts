@@ -1,9 +1,8 @@
 import type { EntityRow } from '../store/entity-store.js';
-import type { LazyPage } from '../../modules/graph/graph-service.js';
+import type { LazyPage } from '../pagination.js';
 import { builder } from './builder.js';
 import { connectionNodeFields, entitySelection } from './entity-selection.js';
 import { lazyTotal } from './connection-helpers.js';
-import { EntityInputRef } from '../../modules/entities/schema/entity-input.js';
 import { OriginEnum } from './enums.js';
 import { loadNodes } from './node-loading.js';
 import { WritePayloadRef } from './write-payload.js';
@@ -78,17 +77,5 @@ builder.queryFields((t) => ({
         },
         connectionNodeFields(info),
       ),
-  }),
-}));
-
-builder.mutationFields((t) => ({
-  upsertEntities: t.field({
-    type: WritePayloadRef,
-    description: 'Creates or updates entities by key; each item answers for itself.',
-    args: {
-      namespace: t.arg.string({ required: true }),
-      entities: t.arg({ type: [EntityInputRef], required: true }),
-    },
-    resolve: (_root, args, ctx) => ctx.services.entities.upsertEntities(args.namespace, args.entities),
   }),
 }));

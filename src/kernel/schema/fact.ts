@@ -4,7 +4,6 @@ import type { EntityRow } from '../store/entity-store.js';
 import { builder } from './builder.js';
 import { EntityRef } from './entity.js';
 import { EvidenceEnum, FactStatusEnum } from './enums.js';
-import { FactInputRef } from '../../modules/facts/schema/fact-input.js';
 import { loadNodes } from './node-loading.js';
 import { ObservationRef } from './observation.js';
 import { WritePayloadRef } from './write-payload.js';
@@ -108,39 +107,3 @@ function placeholderIfMissing<T>(f: FactRow, key: string, row: T | null): T | En
 export function isRow<T>(value: T | null | Error): value is T {
   return value !== null && !(value instanceof Error);
 }
-
-builder.mutationFields((t) => ({
-  assertFacts: t.field({
-    type: WritePayloadRef,
-    description:
-      'Creates facts or reinforces existing ones (REINFORCED: observation ids appended, confidence raised to the ' +
-      'max); conflicting facts are both kept and flagged. Each item answers for itself.',
-    args: {
-      namespace: t.arg.string({ required: true }),
-      facts: t.arg({ type: [FactInputRef], required: true }),
-    },
-    resolve: (_root, args, ctx) => ctx.services.facts.assertFacts(args.namespace, args.facts),
-  }),
-  supersedeFact: t.field({
-    type: WritePayloadRef,
-    description:
-      'Closes an ACTIVE fact at the new fact’s validFrom (default now), marks it SUPERSEDED and links both; ' +
-      'nothing is deleted. An unknown factId is a REJECTED item with code NOT_FOUND.',
-    args: {
-      namespace: t.arg.string({ required: true }),
-      factId: t.arg.string({ required: true }),
-      by: t.arg({ type: FactInputRef, required: true }),
-    },
-    resolve: (_root, args, ctx) => ctx.services.facts.supersedeFact(args.namespace, args.factId, args.by),
-  }),
-  retractFact: t.field({
-    type: WritePayloadRef,
-    description: 'Marks a fact RETRACTED with the reason; an open validity ends now. Nothing is deleted.',
-    args: {
-      namespace: t.arg.string({ required: true }),
-      factId: t.arg.string({ required: true }),
-      reason: t.arg.string({ required: true }),
-    },
-    resolve: (_root, args, ctx) => ctx.services.facts.retractFact(args.namespace, args.factId, args.reason),
-  }),
-}));

@@ -1,4 +1,4 @@
-import type { LazyPage } from '../../modules/graph/graph-service.js';
+import type { LazyPage } from '../pagination.js';
 import type { ObservationRow } from '../store/observation-store.js';
 import { builder } from './builder.js';
 import { lazyTotal } from './connection-helpers.js';

@@ -4,7 +4,6 @@ import { ObservationStatusEnum } from './enums.js';
 import { loadNodes } from './node-loading.js';
 import { RefRef } from './ref.js';
 import { SourceIdentityRef } from './source-identity.js';
-import { ObservationInputRef } from '../../modules/observations/schema/observation-input.js';
 import { WritePayloadRef } from './write-payload.js';
 
 export const ObservationRef = builder.objectRef<ObservationRow>('Observation');
@@ -42,31 +41,3 @@ builder.node(ObservationRef, {
     sessionId: t.string({ nullable: true, resolve: (o) => o.sessionId }),
   }),
 });
-
-builder.mutationFields((t) => ({
-  recordObservations: t.field({
-    type: WritePayloadRef,
-    description:
-      'Records observations (a repeat is DUPLICATE and changes nothing), indexes their content as chunks and ' +
-      'projects their assertions in the same transaction; each item answers for itself.',
-    args: {
-      namespace: t.arg.string({ required: true }),
-      observations: t.arg({ type: [ObservationInputRef], required: true }),
-    },
-    resolve: (_root, args, ctx) =>
-      ctx.services.observations.recordObservations(args.namespace, args.observations),
-  }),
-  redactObservation: t.field({
-    type: WritePayloadRef,
-    description:
-      'Replaces content and data (status REDACTED), deletes its chunks and removes it from every fact’s evidence; ' +
-      'a fact left without evidence becomes EVIDENCE_LOST. Audited.',
-    args: {
-      namespace: t.arg.string({ required: true }),
-      observationId: t.arg.string({ required: true }),
-      reason: t.arg.string({ required: true }),
-    },
-    resolve: (_root, args, ctx) =>
-      ctx.services.purge.redactObservation(args.namespace, args.observationId, args.reason),
-  }),
-}));

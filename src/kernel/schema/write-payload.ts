@@ -1,6 +1,6 @@
 import type { WritePayload, WriteResult } from '../batch.js';
 import { builder } from './builder.js';
-import { AssertionResultRef } from '../../modules/observations/schema/assertion-result.js';
+import { AssertionResultRef } from './assertion-result.js';
 import { WriteStatusEnum } from './enums.js';
 
 export const WriteResultRef = builder.objectRef<WriteResult>('WriteResult').implement({

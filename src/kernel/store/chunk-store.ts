@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.js';
-import { namedIn } from '../../modules/observations/store/entity-link-store.js';
+import { namedIn } from './entity-link-store.js';
 import { ENTITY_JSON, type EntityRow, entityRowOfJson } from './entity-store.js';
 import { raw, run, sql, visible } from './sql.js';
 import { visibleTo } from './visibility.js';

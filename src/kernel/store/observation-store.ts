@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import { chunkRecordOf } from './chunk-store.js';
-import { contextualChunkColumns, windowCte } from '../../modules/observations/store/context-index-store.js';
+import { contextualChunkColumns, windowCte } from './context-index-store.js';
 import { param, run, sql } from './sql.js';
 import { visibleTo } from './visibility.js';
 

@@ -8,7 +8,7 @@ import {
 } from '../../kernel/store/audit-trail-store.js';
 import { type Page, decodeCursor, encodeCursor, pageWindow, toPage } from '../../kernel/pagination.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
-import { REGISTRY_AUDIT_NAMESPACE } from '../domain-packs/domain-pack-service.js';
+import { REGISTRY_AUDIT_NAMESPACE } from '../domain-packs/index.js';
 import { namespaceSchema } from '../../kernel/validation.js';
 
 const actionSchema = z

@@ -1,41 +1,8 @@
 import { z } from 'zod';
 import type { Database } from '../../db/database.js';
 import type { Logger } from '../../logger.js';
+import type { ChangeFeed, ChangeListener, ChangeNotice } from '../../kernel/change-notice.js';
 import { CHANGE_CHANNEL } from './store/change-notify-store.js';
-
-/** What changed, as ids only: content never travels, every subscriber re-reads what it may see. */
-export type ChangeKind = 'ENTITY' | 'FACT' | 'OBSERVATION' | 'DOCUMENT';
-
-/** A removed row: it cannot be re-read, so the notice carries what visibility needs. */
-export interface RemovedRow {
-  id: string;
-  /** Visibility arrays that must all admit the subscriber; null: an endpoint already gone. */
-  vis: (string[] | null)[];
-  /** The entity keys the row touched (for `entityKeys` filters). */
-  refs: string[];
-}
-
-export interface ChangeNotice {
-  namespace: string;
-  kind: ChangeKind;
-  /** Created or updated: entity and document keys, fact ids, observation ids. */
-  ids: string[];
-  removed: RemovedRow[];
-}
-
-export type ChangeListener = (notice: ChangeNotice) => void;
-
-/**
- * Committed changes fan out to live subscribers. The database announces them itself (triggers
- * NOTIFY on `memgate_changes`, migration 011), so every write path is covered and a write made
- * by another process or replica is heard like one made here. Listening is per process: one
- * LISTEN connection (native) or PGlite's in-process notifications, shared by all subscribers.
- */
-export interface ChangeFeed {
-  /** Returns the unsubscribe function. */
-  subscribe(listener: ChangeListener): () => void;
-  close(): Promise<void>;
-}
 
 /** In-process fan-out: a throwing listener cannot stop the others. */
 function createFanOut() {

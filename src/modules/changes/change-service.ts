@@ -7,9 +7,9 @@ import type { FactRow } from '../../kernel/store/fact-store.js';
 import type { ObservationRow } from '../../kernel/store/observation-store.js';
 import { removedRowsVisibleTo } from './store/change-visibility-store.js';
 import { visibilityParam } from '../../auth/principal.js';
-import type { ChangeKind, RemovedRow } from './change-feed.js';
+import type { ChangeKind, RemovedRow } from '../../kernel/change-notice.js';
 import { ChangeQueue, type Ending } from './change-queue.js';
-import { DocumentService, type SourceDocumentView } from '../documents/document-service.js';
+import { DocumentService, type SourceDocumentView } from '../documents/index.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { keySchema, namespaceSchema } from '../../kernel/validation.js';
 

@@ -48,8 +48,8 @@ import {
   claimDocuments,
   writeChunksInSteps,
 } from './document-steps.js';
-import { upsertVisibleEntity } from '../entities/entity-service.js';
-import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from '../text-search/text-search-service.js';
+import { upsertVisibleEntity } from '../entities/index.js';
+import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from '../text-search/index.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import {
   jsonObjectSchema,

@@ -23,10 +23,10 @@ import {
 } from '../../kernel/batch.js';
 import { upsertEntityBatch } from './entity-batch.js';
 import { type PageArgs, decodeCursor, encodeCursor, pageWindow, toPage } from '../../kernel/pagination.js';
-import type { LazyPage } from '../graph/graph-service.js';
+import type { LazyPage } from '../../kernel/pagination.js';
 import { type EntitySelection, entityColumns, readEntityWithSelection } from '../../kernel/nested-read.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
-import { schemaPolicyFor } from '../domain-packs/schema-policy.js';
+import { schemaPolicyFor } from '../domain-packs/index.js';
 import {
   confidenceSchema,
   jsonObjectSchema,

@@ -37,9 +37,9 @@ import {
   writeSetBased,
 } from '../../kernel/batch.js';
 import { writeFactBatch } from './fact-batch.js';
-import { MAX_BATCH } from '../entities/entity-service.js';
+import { MAX_BATCH } from '../entities/index.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
-import { type SchemaPolicy, schemaPolicyFor } from '../domain-packs/schema-policy.js';
+import { type SchemaPolicy, schemaPolicyFor } from '../domain-packs/index.js';
 import {
   confidenceSchema,
   jsonObjectSchema,

@@ -19,6 +19,7 @@ import {
 } from '../../kernel/store/graph-store.js';
 import type { ObservationRow } from '../../kernel/store/observation-store.js';
 import {
+  type LazyPage,
   type Page,
   type PageArgs,
   decodeCursor,
@@ -26,12 +27,16 @@ import {
   pageWindow,
   toPage,
 } from '../../kernel/pagination.js';
+import {
+  type EntityFactsArgs,
+  entityFactsQuery,
+  predicatesSchema,
+  timeCursor,
+  timeWindow,
+} from '../../kernel/entity-facts.js';
 import { prefetchedEndpoint, prefetchedFacts } from '../../kernel/prefetched.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { keySchema, namespaceSchema } from '../../kernel/validation.js';
-
-/** A page whose total is counted only when a client asks for `totalCount` (one more statement). */
-export type LazyPage<T> = Page<T> & { countTotal?: () => Promise<number> };
 
 export interface Neighbor {
   entity: EntityRow;
@@ -59,19 +64,6 @@ export const MAX_PATH_HOPS = 4;
 export const MAX_PATHS = 50;
 /** Edges followed out of each node of a path search, per direction. */
 export const PATH_FANOUT = 64;
-
-const predicatesSchema = z
-  .array(z.string().min(1).max(256))
-  .max(50, 'at most 50 predicates')
-  .nullish()
-  .transform((p) => (p?.length ? [...new Set(p)].sort() : null));
-
-export const entityFactsArgs = z.object({
-  asOf: z.date().nullish(),
-  predicates: predicatesSchema,
-  direction: z.enum(['OUT', 'IN', 'BOTH']).nullish(),
-  includeHistory: z.boolean().nullish(),
-});
 
 const neighborArgs = z.object({
   hops: z.number().int().min(1, 'hops must be 1 or 2').max(2, 'hops must be 1 or 2').nullish(),
@@ -447,45 +439,6 @@ export class GraphService {
 }
 
 // ------------------------------------------------------------------ cursors
-
-/** first/last and the decoded time cursor of a newest-first page. */
-export interface EntityFactsArgs {
-  asOf?: Date | null;
-  predicates?: string[] | null;
-  direction?: Direction | null;
-  includeHistory?: boolean | null;
-}
-
-/** The validated arguments of Entity.facts as the statement takes them; throws on bad input. */
-export function entityFactsQuery(
-  args: EntityFactsArgs,
-  page: PageArgs,
-): { filter: Omit<EntityFactsQuery, 'limit' | 'cursor' | 'backwards'>; query: EntityFactsQuery } {
-  const a = parseInput(entityFactsArgs, args, 'facts arguments');
-  const { backwards, size, cursor } = timeWindow(page);
-  const filter = {
-    asOf: a.asOf ?? null,
-    predicates: a.predicates,
-    direction: a.direction ?? 'BOTH',
-    includeHistory: a.includeHistory ?? false,
-  };
-  return { filter, query: { ...filter, limit: size + 1, cursor, backwards } };
-}
-
-function timeWindow(page: PageArgs): { backwards: boolean; size: number; cursor: TimeCursor | null } {
-  const { backwards, size } = pageWindow(page);
-  const raw = backwards ? page.before : page.after;
-  if (!raw) return { backwards, size, cursor: null };
-  const [micros, id] = decodeCursor(raw, 2);
-  if (typeof micros !== 'string' || !/^-?\d{1,19}$/.test(micros) || typeof id !== 'string') {
-    throw badInput('Invalid cursor: pass back a cursor this API returned.');
-  }
-  return { backwards, size, cursor: { micros, id } };
-}
-
-function timeCursor(micros: string, id: string): string {
-  return encodeCursor([micros, id]);
-}
 
 function ordCursor(raw: string): number {
   const [order] = decodeCursor(raw, 1);

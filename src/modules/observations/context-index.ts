@@ -10,8 +10,8 @@ import {
   indexObservationContext,
   namespacesWithObservations,
   saveContextWindow,
-} from './store/context-index-store.js';
-import { linkObservationEntities } from './store/entity-link-store.js';
+} from '../../kernel/store/context-index-store.js';
+import { linkObservationEntities } from '../../kernel/store/entity-link-store.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { namespaceSchema } from '../../kernel/validation.js';
 

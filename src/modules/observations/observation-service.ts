@@ -12,9 +12,9 @@ import {
   batchContextTexts,
   findContextWindow,
   indexObservationContext,
-} from './store/context-index-store.js';
+} from '../../kernel/store/context-index-store.js';
 import { findEntitiesByKeys } from '../../kernel/store/entity-store.js';
-import { linkObservationEntities } from './store/entity-link-store.js';
+import { linkObservationEntities } from '../../kernel/store/entity-link-store.js';
 import { type MentionWrite, insertMentions } from '../../kernel/store/mention-store.js';
 import {
   type ObservationChunkWrite,
@@ -36,8 +36,8 @@ import {
   rejectionFor,
   toPayload,
 } from '../../kernel/batch.js';
-import { MAX_BATCH } from '../entities/entity-service.js';
-import { describe } from '../facts/fact-service.js';
+import { MAX_BATCH } from '../entities/index.js';
+import { describe } from '../facts/index.js';
 import {
   type EpisodeChunkDraft,
   type ParsedAssertion,
@@ -47,10 +47,10 @@ import {
   projectAssertions,
 } from './projection.js';
 import { projectAssertionBatch } from './projection-batch.js';
-import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from '../text-search/text-search-service.js';
+import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from '../text-search/index.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { planWritesForAnyNamespace } from '../../kernel/store/write-plans.js';
-import { schemaPolicyFor } from '../domain-packs/schema-policy.js';
+import { schemaPolicyFor } from '../domain-packs/index.js';
 import { namespaceSchema, visibilityScopes } from '../../kernel/validation.js';
 
 export const refInputSchema = z.object({

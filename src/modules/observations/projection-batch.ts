@@ -11,8 +11,8 @@
 import type { Queryable } from '../../db/database.js';
 import { keyUnavailable } from '../../errors.js';
 import type { MentionRole } from '../../kernel/store/mention-store.js';
-import { upsertEntityBatch } from '../entities/entity-batch.js';
-import { writeFactBatch } from '../facts/fact-batch.js';
+import { upsertEntityBatch } from '../entities/index.js';
+import { writeFactBatch } from '../facts/index.js';
 import {
   type AssertionRejection,
   type ParsedAssertion,

@@ -23,16 +23,16 @@ import { combinePii, detectPii, detectPiiInJson } from '../../domain/pii.js';
 import { MemgateError } from '../../errors.js';
 import type { MentionRole, MentionWrite } from '../../kernel/store/mention-store.js';
 import { replaceNodeChunks } from '../../kernel/store/observation-store.js';
-import { entityInputSchema, upsertVisibleEntity } from '../entities/entity-service.js';
+import { entityInputSchema, upsertVisibleEntity } from '../entities/index.js';
 import {
   type FactInput,
   type FactWriteContext,
   describe,
   factInputSchema,
   writeFact,
-} from '../facts/fact-service.js';
+} from '../facts/index.js';
 import type { EntityWrite } from '../../kernel/store/entity-store.js';
-import { SchemaPolicy } from '../domain-packs/schema-policy.js';
+import { SchemaPolicy } from '../domain-packs/index.js';
 import { keySchema, titleSchema, visibilityScopes } from '../../kernel/validation.js';
 
 export const episodeInputSchema = z.object({

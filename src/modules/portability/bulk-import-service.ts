@@ -9,11 +9,11 @@ import {
   refreshStaleStatistics,
   vectorIndexState,
 } from './store/bulk-store.js';
-import { findContextWindow } from '../observations/store/context-index-store.js';
+import { findContextWindow } from '../../kernel/store/context-index-store.js';
 import { findEntitiesByKeys } from '../../kernel/store/entity-store.js';
 import { findRecordedObservations } from '../../kernel/store/observation-store.js';
 import { type WritePayload, type WriteResult, rejected, toPayload } from '../../kernel/batch.js';
-import { describe } from '../facts/fact-service.js';
+import { describe } from '../facts/index.js';
 import {
   type Draft,
   ObservationService,
@@ -25,9 +25,9 @@ import {
   observationInputSchema,
   screenObservation,
   withBatchContext,
-} from '../observations/observation-service.js';
+} from '../observations/index.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
-import { chunkLanguageFor } from '../text-search/text-search-service.js';
+import { chunkLanguageFor } from '../text-search/index.js';
 import { namespaceSchema } from '../../kernel/validation.js';
 
 /** A bulk batch: larger than an online one, one COPY per table and one moving statement. */

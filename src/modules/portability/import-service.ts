@@ -1,11 +1,8 @@
 import { createInterface } from 'node:readline';
-import type { Principal } from '../../auth/principal.js';
-import { createContext } from '../../context.js';
 import { parseDateTime } from '../../domain/temporal.js';
 import type { WritePayload, WriteStatus } from '../../kernel/batch.js';
 import type { ImportFinish, ImportPlan } from './bulk-import-service.js';
-import { DOCUMENT_LIMITS } from '../documents/document-service.js';
-import type { AppDeps } from '../../kernel/request-scope.js';
+import { DOCUMENT_LIMITS } from '../documents/index.js';
 
 /**
  * `memgate import`: JSON Lines of ObservationInput or DocumentInput, streamed in batches
@@ -81,30 +78,6 @@ export interface ImportWriter {
     vectorIndex?: ImportPlan['vectorIndex'],
   ): Promise<ImportPlan>;
   finishImport(namespace: string): Promise<ImportFinish>;
-}
-
-export function localImportWriter(deps: AppDeps, principal: Principal): ImportWriter {
-  // A fresh request scope per batch: loaders' caches never grow with the file.
-  return {
-    recordObservations: (namespace, values) =>
-      createContext(deps, principal).services.observations.recordObservations(namespace, values),
-    retainDocuments: (namespace, values) =>
-      createContext(deps, principal).services.documents.retainDocuments(namespace, values),
-    importObservations: (namespace, values) =>
-      createContext(deps, principal).services.bulkImport.importObservations(namespace, values),
-    beginImport: (namespace, expected, vectorIndex) =>
-      createContext(deps, principal).services.bulkImport.beginImport(namespace, expected, vectorIndex),
-    finishImport: (namespace) => createContext(deps, principal).services.bulkImport.finishImport(namespace),
-  };
-}
-
-export function importJsonl(
-  deps: AppDeps,
-  principal: Principal,
-  input: NodeJS.ReadableStream,
-  options: ImportOptions,
-): Promise<ImportSummary> {
-  return importJsonlWith(localImportWriter(deps, principal), input, options);
 }
 
 export async function importJsonlWith(

@@ -15,7 +15,7 @@ import {
   writeEmbeddingSettings,
 } from '../../kernel/store/chunk-store.js';
 import { type EmbeddingSettings, migrate, readEmbeddingSettings } from '../../kernel/store/migrate.js';
-import { reindexContext } from '../observations/context-index.js';
+import { reindexContext } from '../observations/index.js';
 
 /**
  * Re-embeds every chunk with `embedder` (after a model change, or to fill vectors an embedder

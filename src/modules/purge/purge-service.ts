@@ -1,4 +1,4 @@
-import { indexObservationContext } from '../observations/store/context-index-store.js';
+import { indexObservationContext } from '../../kernel/store/context-index-store.js';
 import { assertCanWrite, visibilityParam } from '../../auth/principal.js';
 import { keyUnavailable, notFound, parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
@@ -16,7 +16,7 @@ import {
 } from '../../kernel/store/observation-store.js';
 import { deleteEntityRows, hiddenDependents, lockVisibleEntity } from './store/purge-store.js';
 import { type WritePayload, toPayload, writeEach } from '../../kernel/batch.js';
-import { reasonSchema } from '../facts/fact-service.js';
+import { reasonSchema } from '../facts/index.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { keySchema, namespaceSchema } from '../../kernel/validation.js';
 

@@ -20,7 +20,7 @@ import {
   invalidatedFactsOf,
   resolveEntityHints,
 } from './store/route-store.js';
-import { GraphService } from '../graph/graph-service.js';
+import { GraphService } from '../graph/index.js';
 import { compactSessions } from './session-compaction.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { namespaceSchema } from '../../kernel/validation.js';

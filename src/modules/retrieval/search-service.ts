@@ -24,7 +24,7 @@ import {
 import { maskForPrincipal } from '../../security/pii-masking.js';
 import type { ChunkRow, HitChunkRow } from '../../kernel/store/chunk-store.js';
 import type { EntityRow } from '../../kernel/store/entity-store.js';
-import type { Neighbor } from '../graph/graph-service.js';
+import type { Neighbor } from '../graph/index.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { jsonObjectSchema, kindSchema, namespaceSchema, scopeSchema } from '../../kernel/validation.js';
 

@@ -39,7 +39,7 @@ import {
   traversalLevel,
 } from './store/typed-traversal-store.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
-import { schemaPolicyFor } from '../domain-packs/schema-policy.js';
+import { schemaPolicyFor } from '../domain-packs/index.js';
 import { kindSchema, namespaceSchema } from '../../kernel/validation.js';
 
 export const TYPED_LIMITS = {

@@ -24,7 +24,7 @@ import { canonicalJson, sha256Hex } from '../../domain/ids.js';
 import { conflict, keyUnavailable, parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
 import { appendAudit } from '../../kernel/store/audit-store.js';
-import { type EntityShape, findEntityShapes } from '../domain-packs/store/entity-shape-store.js';
+import { type EntityShape, findEntityShapes } from '../domain-packs/index.js';
 import type { EntityWrite } from '../../kernel/store/entity-store.js';
 import type { FactRow } from '../../kernel/store/fact-store.js';
 import {
@@ -47,9 +47,9 @@ import {
   toPayload,
   writeSetBased,
 } from '../../kernel/batch.js';
-import { upsertEntityBatch } from '../entities/entity-batch.js';
-import { upsertVisibleEntity } from '../entities/entity-service.js';
-import { writeFactBatch } from '../facts/fact-batch.js';
+import { upsertEntityBatch } from '../entities/index.js';
+import { upsertVisibleEntity } from '../entities/index.js';
+import { writeFactBatch } from '../facts/index.js';
 import {
   type FactInput,
   type FactWriteContext,
@@ -57,14 +57,14 @@ import {
   describe,
   predicateSchema,
   writeFact,
-} from '../facts/fact-service.js';
+} from '../facts/index.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import {
   type SchemaPolicy,
   checkFactKinds,
   schemaPolicyFor,
   schemaViolationError,
-} from '../domain-packs/schema-policy.js';
+} from '../domain-packs/index.js';
 import {
   jsonObjectSchema,
   keySchema,

@@ -7,7 +7,7 @@ import { EntityRef } from '../../../kernel/schema/entity.js';
 import { MemoryChangeKindEnum } from '../../../kernel/schema/enums.js';
 import { FactRef } from '../../../kernel/schema/fact.js';
 import { ObservationRef } from '../../../kernel/schema/observation.js';
-import { SourceDocumentRef } from '../../documents/schema/source-document.js';
+import { SourceDocumentRef } from '../../documents/schema/index.js';
 
 export const MemoryChangeRef = builder.objectRef<LiveChange>('MemoryChange').implement({
   description:

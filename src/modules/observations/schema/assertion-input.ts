@@ -1,7 +1,7 @@
 import { builder } from '../../../kernel/schema/builder.js';
-import { EntityInputRef } from '../../entities/schema/entity-input.js';
+import { EntityInputRef } from '../../entities/schema/index.js';
 import { EpisodeInputRef } from './episode-input.js';
-import { FactInputRef } from '../../facts/schema/fact-input.js';
+import { FactInputRef } from '../../facts/schema/index.js';
 
 export const AssertionInputRef = builder.inputType('AssertionInput', {
   description:

@@ -1,6 +1,6 @@
 import type { ImportPlan } from '../bulk-import-service.js';
 import { builder } from '../../../kernel/schema/builder.js';
-import { ObservationInputRef } from '../../observations/schema/observation-input.js';
+import { ObservationInputRef } from '../../observations/schema/index.js';
 import { WritePayloadRef } from '../../../kernel/schema/write-payload.js';
 
 const VectorIndexPlanEnum = builder.enumType('VectorIndexPlan', {

@@ -5,7 +5,7 @@ import type {
   ObservationWrite,
 } from '../../../kernel/store/observation-store.js';
 import { Mutex } from '../../../db/mutex.js';
-import { contextualChunkColumns, windowCte } from '../../observations/store/context-index-store.js';
+import { contextualChunkColumns, windowCte } from '../../../kernel/store/context-index-store.js';
 import { param, run, sql } from '../../../kernel/store/sql.js';
 
 /**

@@ -3,7 +3,7 @@
  * data below the router's handlers and the compiler, so that neither imports the other.
  */
 import type { ContextPackValue } from '../compiler/pack-types.js';
-import type { GraphPath } from '../../graph/graph-service.js';
+import type { GraphPath } from '../../graph/index.js';
 import type { FactRow } from '../../../kernel/store/fact-store.js';
 import type { FacetCountRow } from '../store/facets-store.js';
 import type { RouteSource } from './refine.js';

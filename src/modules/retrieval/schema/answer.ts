@@ -2,7 +2,7 @@ import type { AnswerModel } from '../search-service.js';
 import { builder } from '../../../kernel/schema/builder.js';
 import { SearchFiltersRef, SearchModeEnum } from './search-input.js';
 import { SearchResultRef } from './search-result.js';
-import { SourceRefRef } from '../../documents/schema/source-ref.js';
+import { SourceRefRef } from '../../documents/schema/index.js';
 
 export const AskInputRef = builder.inputType('AskInput', {
   fields: (t) => ({

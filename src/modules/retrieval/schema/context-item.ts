@@ -1,6 +1,6 @@
 import type { PackedItem } from '../compiler/compile.js';
 import { builder } from '../../../kernel/schema/builder.js';
-import { ProvenanceRef } from '../../graph/schema/provenance.js';
+import { ProvenanceRef } from '../../graph/schema/index.js';
 import { ScoreSignalsRef } from './score-signals.js';
 
 export const ContextItemRef = builder.objectRef<PackedItem>('ContextItem').implement({

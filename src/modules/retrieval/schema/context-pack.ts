@@ -6,7 +6,7 @@ import { ContextInputRef } from './context-input.js';
 import { ContextSectionRef } from './context-section.js';
 import { FactRef } from '../../../kernel/schema/fact.js';
 import { RouteRef } from './route.js';
-import { SourceRefRef } from '../../documents/schema/source-ref.js';
+import { SourceRefRef } from '../../documents/schema/index.js';
 
 export const ContextPackRef = builder
   .objectRef<ContextPackValue & Partial<RoutedExtras>>('ContextPack')

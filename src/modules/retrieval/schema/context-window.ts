@@ -1,7 +1,7 @@
 import { builder } from '../../../kernel/schema/builder.js';
 
 // The contextual-index window of a namespace: how many neighbouring turns of the same session
-// a short turn is indexed with (see src/modules/observations/store/context-index-store.ts).
+// a short turn is indexed with (see src/kernel/store/context-index-store.ts).
 
 builder.mutationFields((t) => ({
   configureContextWindow: t.field({

@@ -3,7 +3,7 @@ import type { RouteValue } from '../router/route-value.js';
 import { builder } from '../../../kernel/schema/builder.js';
 import { AttributeValueRef } from './attribute-value.js';
 import { FacetsRef } from './facets.js';
-import { GraphPathRef } from '../../graph/schema/graph-path.js';
+import { GraphPathRef } from '../../graph/schema/index.js';
 import { ResolvedEntityRef } from './resolved-entity.js';
 import { RouteInputRef } from './route-input.js';
 import { TimeWindowRef } from './time-window.js';

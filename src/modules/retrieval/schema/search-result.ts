@@ -1,11 +1,11 @@
 import type { SearchResultModel } from '../search-service.js';
 import { builder } from '../../../kernel/schema/builder.js';
 import { ChannelStatRef } from './channel-stat.js';
-import { NeighborRef } from '../../graph/schema/neighbor.js';
+import { NeighborRef } from '../../graph/schema/index.js';
 import { RerankReportRef } from './rerank-report.js';
 import { SearchHitRef } from './search-hit.js';
 import { RecallInputRef, SearchInputRef, SearchModeEnum } from './search-input.js';
-import { SourceRefRef } from '../../documents/schema/source-ref.js';
+import { SourceRefRef } from '../../documents/schema/index.js';
 
 export const SearchResultRef = builder.objectRef<SearchResultModel>('SearchResult').implement({
   description: 'Hits, graph neighbours of the top hits, their sources, and the context ready for a prompt.',

@@ -2,7 +2,7 @@ import type { TypedContextValue } from '../typed-context-service.js';
 import { builder } from '../../../kernel/schema/builder.js';
 import { DirectionEnum } from '../../../kernel/schema/enums.js';
 import { FactRef } from '../../../kernel/schema/fact.js';
-import { SourceRefRef } from '../../documents/schema/source-ref.js';
+import { SourceRefRef } from '../../documents/schema/index.js';
 
 const TypedAnchorInputRef = builder.inputType('TypedAnchorInput', {
   fields: (t) => ({

@@ -9,8 +9,8 @@
  */
 import type { Queryable } from '../../../db/database.js';
 import type { EvidenceClass } from '../../../domain/evidence.js';
-import { DOCUMENT_LINK_ORIGIN } from '../../documents/store/document-store.js';
-import { namedIn } from '../../observations/store/entity-link-store.js';
+import { DOCUMENT_LINK_ORIGIN } from '../../documents/index.js';
+import { namedIn } from '../../../kernel/store/entity-link-store.js';
 import {
   factHeld,
   factVisible,

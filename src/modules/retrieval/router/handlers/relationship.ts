@@ -1,4 +1,4 @@
-import type { GraphPath } from '../../../graph/graph-service.js';
+import type { GraphPath } from '../../../graph/index.js';
 import { type HandlerContext, type HandlerResult, emptyResult, withAnchors } from './types.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { CompileRequest, ContextPackValue } from '../../compiler/pack-types.js';
-import type { GraphPath } from '../../../graph/graph-service.js';
+import type { GraphPath } from '../../../graph/index.js';
 import type { AttributeVersion, EntityMatch } from '../../store/route-store.js';
 import type { AttributeValue, FacetsValue } from '../route-value.js';
 

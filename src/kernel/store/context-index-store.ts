@@ -1,5 +1,5 @@
-import type { Queryable } from '../../../db/database.js';
-import { type Param, type SqlFragment, param, raw, run, sql } from '../../../kernel/store/sql.js';
+import type { Queryable } from '../../db/database.js';
+import { type Param, type SqlFragment, param, raw, run, sql } from './sql.js';
 
 /**
  * Contextual indexing: a short observation of a session (or stream) is indexed with the text of

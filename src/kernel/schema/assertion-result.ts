@@ -1,5 +1,5 @@
-import type { AssertionResult } from '../../../kernel/batch.js';
-import { builder } from '../../../kernel/schema/builder.js';
+import type { AssertionResult } from '../batch.js';
+import { builder } from './builder.js';
 
 export const AssertionStatusEnum = builder.enumType('AssertionStatus', {
   values: ['APPLIED', 'REJECTED'] as const,

@@ -1,5 +1,5 @@
-import type { Queryable } from '../../../db/database.js';
-import { type SqlFragment, raw, run, sql } from '../../../kernel/store/sql.js';
+import type { Queryable } from '../../db/database.js';
+import { type SqlFragment, raw, run, sql } from './sql.js';
 
 /**
  * Entity linking at write time, offline: an observation is linked to its actor and subject

@@ -1,0 +1,1 @@
+export { AuditService } from './audit-service.js';

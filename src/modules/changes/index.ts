@@ -1,0 +1,2 @@
+export { createChangeFeed } from './change-feed.js';
+export { ChangeService } from './change-service.js';

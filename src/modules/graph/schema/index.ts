@@ -1,0 +1,8 @@
+import './neighbor.js';
+import './entity-relations.js';
+import './graph-path.js';
+import './provenance.js';
+import './timeline.js';
+export { GraphPathRef } from './graph-path.js';
+export { NeighborRef } from './neighbor.js';
+export { ProvenanceRef } from './provenance.js';

@@ -1,0 +1,7 @@
+export { BulkImportService } from './bulk-import-service.js';
+export type { ImportFinish, ImportPlan } from './bulk-import-service.js';
+export { checksums, importExport, isExportHeader, writeExport } from './export-service.js';
+export type { NamespaceDigest } from './export-service.js';
+export { importJsonlWith } from './import-service.js';
+export type { ImportOptions, ImportSummary, ImportWriter } from './import-service.js';
+export { migrateForReindex, reindex } from './reindex.js';

@@ -1,0 +1,2 @@
+import './import-plan.js';
+import './import-finish.js';

@@ -1,0 +1,1 @@
+export { PurgeService } from './purge-service.js';

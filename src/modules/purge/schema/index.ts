@@ -1,0 +1,2 @@
+import './entity-purge.js';
+import './redact-observation.js';

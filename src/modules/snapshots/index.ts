@@ -1,0 +1,1 @@
+export { SnapshotService } from './snapshot-service.js';

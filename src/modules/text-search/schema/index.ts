@@ -1,0 +1,3 @@
+import './text-search-configuration.js';
+import './text-search-reindex.js';
+import './text-search-settings.js';
