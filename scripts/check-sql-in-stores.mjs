@@ -5,7 +5,8 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 
-const root = new URL('..', import.meta.url).pathname;
+// The tree to check: the repository, or the folder given as the first argument (tests).
+const root = process.argv[2] ?? new URL('..', import.meta.url).pathname;
 const allowed = (file) => /(^|\/)store\//.test(file) || file.startsWith('src/db/');
 
 function* sourceFiles(dir) {
