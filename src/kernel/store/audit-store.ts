@@ -12,12 +12,6 @@ export interface AuditEntry {
   summary: Record<string, unknown>;
 }
 
-export interface AuditRow extends AuditEntry {
-  namespace: string;
-  auditId: number;
-  at: Date;
-}
-
 export async function appendAudit(q: Queryable, namespace: string, entry: AuditEntry): Promise<number> {
   const { rows } = await q.query<{ auditId: number }>(
     `/* appendAudit */
@@ -27,24 +21,4 @@ export async function appendAudit(q: Queryable, namespace: string, entry: AuditE
     [namespace, entry.principalId, entry.action, entry.target, JSON.stringify(entry.summary)],
   );
   return Number(rows[0]!.auditId);
-}
-
-/** Newest first; `beforeId` pages backwards through the log. */
-export async function listAudit(
-  q: Queryable,
-  namespace: string,
-  options: { actions?: string[] | null; beforeId?: number | null; limit: number },
-): Promise<AuditRow[]> {
-  const { rows } = await q.query<AuditRow>(
-    `/* listAudit */
-     SELECT namespace, audit_id AS "auditId", at, principal_id AS "principalId", action, target, summary
-     FROM audit_log
-     WHERE namespace = $1
-       AND ($2::text[] IS NULL OR action = ANY($2::text[]))
-       AND ($3::bigint IS NULL OR audit_id < $3::bigint)
-     ORDER BY audit_id DESC
-     LIMIT $4`,
-    [namespace, options.actions ?? null, options.beforeId ?? null, options.limit],
-  );
-  return rows.map((r) => ({ ...r, auditId: Number(r.auditId) }));
 }
