@@ -5,7 +5,7 @@ import type { Database } from './db/database.js';
 import { DumpError, dumpDatabase } from './db/dump.js';
 import type { Logger } from './logger.js';
 import { REGISTRY_AUDIT_NAMESPACE } from './modules/domain-packs/domain-pack-service.js';
-import { appendAuditEntries } from './kernel/store/audit-trail-store.js';
+import { appendAuditEntries } from './kernel/store/audit-store.js';
 
 export const BACKUP_PATH = '/admin/backup';
 

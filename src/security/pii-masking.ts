@@ -19,7 +19,7 @@ import type { Principal } from '../auth/principal.js';
 import { requestRecord } from '../auth/request-principal.js';
 import type { Queryable } from '../db/database.js';
 import { detectPii, maskJson, maskPii } from '../domain/pii.js';
-import { appendAuditEntries } from '../kernel/store/audit-trail-store.js';
+import { appendAuditEntries } from '../kernel/store/audit-store.js';
 
 /**
  * PII on the way out. Two rules:
