@@ -4,8 +4,8 @@ import { LOCAL_PRINCIPAL, type Principal } from './auth/principal.js';
 import type { Database } from './db/database.js';
 import { DumpError, dumpDatabase } from './db/dump.js';
 import type { Logger } from './logger.js';
+import { appendAuditEntries } from './kernel/store/audit-store.js';
 import { REGISTRY_AUDIT_NAMESPACE } from './modules/domain-packs/index.js';
-import { appendAuditEntries } from './kernel/store/audit-trail-store.js';
 
 export const BACKUP_PATH = '/admin/backup';
 

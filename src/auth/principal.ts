@@ -1,5 +1,5 @@
 import { forbidden } from '../errors.js';
-import { requestRecord } from './request-principal.js';
+import type { RequestAudit } from './request-audit.js';
 
 /** Who is asking: which namespaces they may read and write, which visibility scopes they hold. */
 export interface Principal {
@@ -13,6 +13,11 @@ export interface Principal {
   scopes: string[] | null;
   pii: boolean;
   admin: boolean;
+  /**
+   * The audit record of the request this principal was bound to (bindRequestPrincipal); absent
+   * for principals not bound to a request (CLI, background work), which audit nothing.
+   */
+  readonly requestAudit?: RequestAudit;
 }
 
 /** Local mode: one full-access principal, only ever bound to loopback. */
@@ -53,7 +58,7 @@ export function canWrite(principal: Principal, namespace: string): boolean {
  */
 export function assertCanRead(principal: Principal, namespace: string): void {
   if (!canRead(principal, namespace)) throw forbidden(`You may not read namespace "${namespace}".`);
-  requestRecord(principal)?.namespacesRead.add(namespace);
+  principal.requestAudit?.namespacesRead.add(namespace);
 }
 
 export function assertCanWrite(principal: Principal, namespace: string): void {

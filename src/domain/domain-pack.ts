@@ -115,7 +115,6 @@ export const domainPackSchema = z
     });
   });
 
-export type DomainPackInput = z.input<typeof domainPackSchema>;
 export type DomainPack = z.output<typeof domainPackSchema>;
 export type KindDefinition = DomainPack['kinds'][number];
 export type RelationDefinition = DomainPack['relations'][number];

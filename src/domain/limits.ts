@@ -1,9 +1,6 @@
 import { canonicalJson } from './ids.js';
 import { isValidScope } from './scopes.js';
 
-// Scope helpers live in scopes.ts; re-exported here because write validation uses them too.
-export { isValidScope, isVisibilityScope, parseScope, scopeKind } from './scopes.js';
-
 const MIB = 1024 * 1024;
 
 /** Write limits for one observation (from the reference service). */

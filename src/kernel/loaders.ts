@@ -89,56 +89,58 @@ export const ENTITY_EVIDENCE_LIMIT = 20;
 
 type BaseLoaders = Omit<Loaders, 'graph'>;
 
-function createGraphLoaders(db: Database, vis: string[] | null, base: BaseLoaders): GraphLoaders {
+function createGraphLoaders(db: Database, visibleScopes: string[] | null, base: BaseLoaders): GraphLoaders {
   const primeFacts = (ns: string, rows: FactRow[]) => {
     for (const r of rows) base.fact.prime(nsKey(ns, r.factId), r);
   };
   return {
     entityFacts: perArgs((q) =>
       listLoader(async (ns, keys) => {
-        const found = await graph.factsOfEntities(db, ns, keys, q, vis);
+        const found = await graph.factsOfEntities(db, ns, keys, q, visibleScopes);
         for (const rows of found.values()) primeFacts(ns, rows);
         return found;
       }),
     ),
     entityFactCount: perArgs((q) =>
-      valueLoader((ns, keys) => graph.countFactsOfEntities(db, ns, keys, q, vis), 0),
+      valueLoader((ns, keys) => graph.countFactsOfEntities(db, ns, keys, q, visibleScopes), 0),
     ),
-    neighbors: perArgs((q) => listLoader((ns, keys) => graph.neighborsOfEntities(db, ns, keys, q, vis))),
+    neighbors: perArgs((q) =>
+      listLoader((ns, keys) => graph.neighborsOfEntities(db, ns, keys, q, visibleScopes)),
+    ),
     attributesAt: perArgs((asOf) =>
-      valueLoader((ns, keys) => graph.attributeVersionsAt(db, ns, keys, asOf, vis), null),
+      valueLoader((ns, keys) => graph.attributeVersionsAt(db, ns, keys, asOf, visibleScopes), null),
     ),
     entityChunks: perArgs((q) =>
       listLoader(async (ns, keys) => {
-        const found = await graph.chunksOfEntities(db, ns, keys, q, vis);
+        const found = await graph.chunksOfEntities(db, ns, keys, q, visibleScopes);
         for (const rows of found.values())
           for (const r of rows) base.chunk.prime(nsKey(ns, String(r.chunkId)), r);
         return found;
       }),
     ),
-    entityChunkCount: valueLoader((ns, keys) => graph.countChunksOfEntities(db, ns, keys, vis), 0),
+    entityChunkCount: valueLoader((ns, keys) => graph.countChunksOfEntities(db, ns, keys, visibleScopes), 0),
     entityObservations: perArgs((q) =>
       listLoader(async (ns, keys) => {
-        const found = await graph.observationsOfEntities(db, ns, keys, q, vis);
+        const found = await graph.observationsOfEntities(db, ns, keys, q, visibleScopes);
         for (const rows of found.values())
           for (const r of rows) base.observation.prime(nsKey(ns, r.observationId), r);
         return found;
       }),
     ),
     entityObservationCount: valueLoader(
-      (ns, keys) => graph.countObservationsOfEntities(db, ns, keys, vis),
+      (ns, keys) => graph.countObservationsOfEntities(db, ns, keys, visibleScopes),
       0,
     ),
     observationFacts: listLoader(async (ns, ids) => {
-      const found = await graph.factsOfObservations(db, ns, ids, OBSERVATION_RELATION_LIMIT, vis);
+      const found = await graph.factsOfObservations(db, ns, ids, OBSERVATION_RELATION_LIMIT, visibleScopes);
       for (const rows of found.values()) primeFacts(ns, rows);
       return found;
     }),
     observationEpisodeKeys: listLoader((ns, ids) =>
-      graph.episodeKeysOfObservations(db, ns, ids, OBSERVATION_RELATION_LIMIT, vis),
+      graph.episodeKeysOfObservations(db, ns, ids, OBSERVATION_RELATION_LIMIT, visibleScopes),
     ),
     entitySources: valueLoader(
-      (ns, keys) => graph.entitySources(db, ns, keys, ENTITY_EVIDENCE_LIMIT, vis),
+      (ns, keys) => graph.entitySources(db, ns, keys, ENTITY_EVIDENCE_LIMIT, visibleScopes),
       null,
     ),
   };

@@ -1,6 +1,5 @@
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Principal } from '../auth/principal.js';
-import { requestRecord } from '../auth/request-principal.js';
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
 import type { AppDeps } from '../kernel/request-scope.js';
@@ -77,7 +76,7 @@ export function usePiiProtection(deps: Pick<AppDeps, 'db' | 'logger'>): Plugin {
             maskResultData(args.schema, args.document, args.operationName, result.data);
           return result;
         }
-        if (!requestRecord(principal)?.auditPii) return executeFn(args);
+        if (!principal.requestAudit?.auditPii) return executeFn(args);
         const result = await executeFn({ ...args, schema: auditSchemaOf(args.schema) });
         return (await audit(principal, args.operationName ?? operationNameOf(args.document))) ?? result;
       });
@@ -85,7 +84,7 @@ export function usePiiProtection(deps: Pick<AppDeps, 'db' | 'logger'>): Plugin {
     onSubscribe({ subscribeFn, setSubscribeFn }) {
       setSubscribeFn((args) => {
         const principal = principalOf(args.contextValue);
-        const audited = principal.pii && requestRecord(principal)?.auditPii;
+        const audited = principal.pii && principal.requestAudit?.auditPii;
         return subscribeFn(audited ? { ...args, schema: auditSchemaOf(args.schema) } : args);
       });
       return {
@@ -99,7 +98,7 @@ export function usePiiProtection(deps: Pick<AppDeps, 'db' | 'logger'>): Plugin {
               },
             };
           }
-          if (!requestRecord(principal)?.auditPii) return undefined;
+          if (!principal.requestAudit?.auditPii) return undefined;
           // A subscription serves data event by event: each event's PII is audited before it leaves.
           return {
             onNext: async ({ setResult }) => {

@@ -16,10 +16,9 @@ import {
   isObjectType,
 } from 'graphql';
 import type { Principal } from '../auth/principal.js';
-import { requestRecord } from '../auth/request-principal.js';
 import type { Queryable } from '../db/database.js';
 import { detectPii, maskJson, maskPii } from '../domain/pii.js';
-import { appendAuditEntries } from '../kernel/store/audit-trail-store.js';
+import { appendAuditEntries } from '../kernel/store/audit-store.js';
 
 /**
  * PII on the way out. Two rules:
@@ -96,7 +95,7 @@ export function maskJsonForPrincipal<T>(principal: Principal, value: T, origin?:
 }
 
 function noteServed(principal: Principal, origin: PiiOrigin | undefined, detected: readonly string[]): void {
-  const record = requestRecord(principal);
+  const record = principal.requestAudit;
   // Not a request principal (CLI, background work), or local mode: nothing to audit.
   if (!record?.auditPii) return;
   const namespaces = origin?.namespace
@@ -131,7 +130,7 @@ export async function flushPiiAccess(
   db: Queryable,
   operation: string | null,
 ): Promise<number> {
-  const record = requestRecord(principal);
+  const record = principal.requestAudit;
   if (!record || record.piiServed.size === 0) return 0;
   const byNamespace = new Map<string, PiiServedSummary[]>();
   for (const item of record.piiServed.values()) {

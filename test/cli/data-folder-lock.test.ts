@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataDirLockedError, lockDataDir, lockFilePath } from '../../src/db/data-dir-lock.js';
 import { openPglite } from '../../src/db/pglite-database.js';
-import { TEST_EMBEDDING, pgliteTemplatePath } from '../helpers/test-database.js';
+import { TEST_EMBEDDING, onNativePostgres, pgliteTemplatePath } from '../helpers/test-database.js';
 
 interface Finished {
   status: number | null;
@@ -14,7 +14,8 @@ interface Finished {
 }
 
 // Real processes on one embedded data folder: a server, then everything else that opens it.
-describe.skipIf(Boolean(process.env.DATABASE_URL))('one process per embedded data folder', () => {
+// Embedded pass only: a native PostgreSQL server has no data folder to lock.
+describe.skipIf(onNativePostgres)('one process per embedded data folder', () => {
   const dir = mkdtempSync(join(tmpdir(), 'memgate-lock-'));
   const dataDir = join(dir, 'data');
   const pgdata = join(dataDir, 'pgdata');

@@ -9,7 +9,7 @@ import { parseImportLine } from '../../src/modules/portability/import-service.js
 import { importJsonl } from '../../src/cli/local-import.js';
 import { openPglite } from '../../src/db/pglite-database.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
-import { TEST_EMBEDDING, pgliteTemplatePath } from '../helpers/test-database.js';
+import { TEST_EMBEDDING, onNativePostgres, pgliteTemplatePath } from '../helpers/test-database.js';
 
 const obs = (i: number, extra: Record<string, unknown> = {}) => ({
   source: { system: 'chat', stream: 'room-1', externalId: `m${i}` },
@@ -137,8 +137,9 @@ describe('import: JSON Lines through the write services', () => {
   });
 });
 
-// The command itself, end to end, on an embedded database of its own.
-describe.skipIf(Boolean(process.env.DATABASE_URL))('memgate import (the command)', () => {
+// The command itself, end to end, on an embedded database of its own (seeded from the PGlite
+// template, so embedded pass only; the service underneath runs on both passes above).
+describe.skipIf(onNativePostgres)('memgate import (the command)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'memgate-import-'));
   // Start from the migrated template instead of paying for initdb in the child.
   beforeAll(async () => {

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/pglite-database.js';
-import { TEST_EMBEDDING, pgliteTemplatePath } from '../helpers/test-database.js';
+import { TEST_EMBEDDING, onNativePostgres, pgliteTemplatePath } from '../helpers/test-database.js';
 
-// `memgate text-search NAMESPACE CONFIGURATION`, end to end, on an embedded database of its own.
-describe.skipIf(Boolean(process.env.DATABASE_URL))('memgate text-search (the command)', () => {
+// `memgate text-search NAMESPACE CONFIGURATION`, end to end, on an embedded database of its own
+// (seeded from the PGlite template, so embedded pass only).
+describe.skipIf(onNativePostgres)('memgate text-search (the command)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'memgate-text-search-'));
   beforeAll(async () => {
     const db = await openPglite({

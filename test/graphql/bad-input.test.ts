@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { writeTokensFile } from '../helpers/principals.js';
-import { rootFieldsPresent } from '../helpers/schema-fields.js';
+import { missingRootFields } from '../helpers/schema-fields.js';
 
 /**
  * Hostile and broken input through the real HTTP server. Whatever arrives, the answer is a
@@ -446,7 +446,8 @@ describe('bad input through the real HTTP server', () => {
   });
 
   for (const op of OPERATIONS) {
-    it.skipIf(!rootFieldsPresent(op.query))(`hostile strings in ${op.name}`, async () => {
+    it(`hostile strings in ${op.name}`, async () => {
+      expect(missingRootFields(op.query), 'root fields the schema lacks').toEqual([]);
       for (const [label, value] of HOSTILE_STRINGS) {
         const res = await send(JSON.stringify({ query: op.query, variables: op.variables(value) }), {
           'content-type': 'application/json',
@@ -475,7 +476,8 @@ describe('bad input through the real HTTP server', () => {
   });
 
   it('wrongly typed variables, huge numbers, invalid dates and unknown enum values', async () => {
-    for (const [label, query, variables] of TYPED_CASES.filter(([, q]) => rootFieldsPresent(q))) {
+    for (const [label, query, variables] of TYPED_CASES) {
+      expect(missingRootFields(query), label).toEqual([]);
       const res = await send(JSON.stringify({ query, variables }), { 'content-type': 'application/json' });
       await check(label, res);
     }

@@ -6,6 +6,7 @@ import { openPostgres } from '../../src/db/postgres-database.js';
 import { sha256Hex } from '../../src/security/persisted-operations.js';
 import { type GqlResponse, type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { writeTokensFile } from '../helpers/principals.js';
+import { onNativePostgres } from '../helpers/test-database.js';
 
 type Raw = { status: number; body: GqlResponse };
 
@@ -269,7 +270,8 @@ describe('query limits', () => {
     }
   });
 
-  it.skipIf(!process.env.DATABASE_URL)(
+  // Native pass only: PGlite runs in this process and has no server-side statement timeout.
+  it.skipIf(!onNativePostgres)(
     'native PostgreSQL cancels statements past the statement timeout',
     async () => {
       const db = await openPostgres({

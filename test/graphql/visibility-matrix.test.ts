@@ -8,7 +8,7 @@ import { type GqlResponse, type TestGateway, startTestGateway } from '../helpers
 import { dumpScopedRows, dumpSize } from '../helpers/hidden-rows.js';
 import { callTool, connectMcpHttp } from '../helpers/mcp.js';
 import { writeTokensFile } from '../helpers/principals.js';
-import { rootFieldsPresent } from '../helpers/schema-fields.js';
+import { missingRootFields } from '../helpers/schema-fields.js';
 
 /**
  * Principals × read paths. In namespace `acme`, everything scoped `workspace:w1` carries the
@@ -634,16 +634,10 @@ describe('visibility: principals × read paths', () => {
     fx.secretChunkId = ids.data!.doc.chunks.edges[0]!.node.id;
     const pack =
       '{ context(input: { namespaces: ["acme"], query: "quokka handbook", anchors: ["hub"], k: 16 }) { traceId text } }';
-    if (rootFieldsPresent(pack)) {
-      const res = await gw.gql<{ context: { traceId: string; text: string } }>(
-        pack,
-        {},
-        { token: tokens.w1 },
-      );
-      expect(res.errors).toBeUndefined();
-      fx.w1TraceId = res.data!.context.traceId;
-      expect(res.data!.context.text).toContain(W1);
-    }
+    const res = await gw.gql<{ context: { traceId: string; text: string } }>(pack, {}, { token: tokens.w1 });
+    expect(res.errors).toBeUndefined();
+    fx.w1TraceId = res.data!.context.traceId;
+    expect(res.data!.context.text).toContain(W1);
   });
   afterAll(async () => {
     for (const client of mcpClients.values()) await client.close();
@@ -732,38 +726,35 @@ describe('visibility: principals × read paths', () => {
   });
 
   for (const path of PATHS) {
-    // Paths whose root field has not landed yet are skipped; the completeness test covers the rest.
-    it.skipIf(!rootFieldsPresent(path.query))(
-      `${path.name}: w1 sees its rows, the others never do, and no other namespace appears`,
-      async () => {
-        for (const who of PRINCIPALS) {
-          const res: GqlResponse = await gw.gql(path.query, path.variables?.(fx) ?? {}, {
-            token: tokens[who],
-          });
-          const label = `${path.name} as ${who}`;
-          if (process.env.MATRIX_DEBUG) console.log(label, JSON.stringify(res));
-          // A hidden row reads as absent (null / empty / NOT_FOUND), never as an error that names it.
-          for (const error of res.errors ?? []) {
-            expect(['NOT_FOUND'], `${label}: ${error.message}`).toContain(error.extensions?.code);
-          }
-          const text = visibleText(res.data);
-          const errorsText = JSON.stringify(res.errors ?? []);
-          expect(
-            text.includes(OTHER_NS) || errorsText.includes(OTHER_NS),
-            `${label} shows namespace other`,
-          ).toBe(false);
-          if (who === 'w1') {
-            if (path.w1Sees) expect(text, `${label} should show the w1 rows`).toContain(W1);
-          } else {
-            // Errors may echo the caller's own input (a NOT_FOUND naming the key asked for);
-            // that they read exactly like an absent row's is checked below.
-            expect(text.includes(W1), `${label} shows a w1 row`).toBe(false);
-          }
-          if (path.allSee) expect(text, `${label} should show the public rows`).toContain(path.allSee);
-          path.check?.(res.data, who);
+    it(`${path.name}: w1 sees its rows, the others never do, and no other namespace appears`, async () => {
+      expect(missingRootFields(path.query), 'root fields the schema lacks').toEqual([]);
+      for (const who of PRINCIPALS) {
+        const res: GqlResponse = await gw.gql(path.query, path.variables?.(fx) ?? {}, {
+          token: tokens[who],
+        });
+        const label = `${path.name} as ${who}`;
+        if (process.env.MATRIX_DEBUG) console.log(label, JSON.stringify(res));
+        // A hidden row reads as absent (null / empty / NOT_FOUND), never as an error that names it.
+        for (const error of res.errors ?? []) {
+          expect(['NOT_FOUND'], `${label}: ${error.message}`).toContain(error.extensions?.code);
         }
-      },
-    );
+        const text = visibleText(res.data);
+        const errorsText = JSON.stringify(res.errors ?? []);
+        expect(
+          text.includes(OTHER_NS) || errorsText.includes(OTHER_NS),
+          `${label} shows namespace other`,
+        ).toBe(false);
+        if (who === 'w1') {
+          if (path.w1Sees) expect(text, `${label} should show the w1 rows`).toContain(W1);
+        } else {
+          // Errors may echo the caller's own input (a NOT_FOUND naming the key asked for);
+          // that they read exactly like an absent row's is checked below.
+          expect(text.includes(W1), `${label} shows a w1 row`).toBe(false);
+        }
+        if (path.allSee) expect(text, `${label} should show the public rows`).toContain(path.allSee);
+        path.check?.(res.data, who);
+      }
+    });
   }
 
   it('a hidden row reads exactly like an absent one (same data, same error, same message)', async () => {
@@ -795,7 +786,8 @@ describe('visibility: principals × read paths', () => {
         { KEY: 'no-such-trace' },
       ],
     ];
-    for (const [template, hidden, absent] of probes.filter(([t]) => rootFieldsPresent(t))) {
+    for (const [template, hidden, absent] of probes) {
+      expect(missingRootFields(template), template).toEqual([]);
       const ask = async (values: Record<string, unknown>) => {
         const key = String(values.KEY);
         const res = await gw.gql(template.replace('KEY', key), {}, { token: tokens.none });
@@ -818,27 +810,25 @@ describe('visibility: principals × read paths', () => {
 
   // Writes come after every read: what an intruder may create must not disturb the read checks.
   for (const path of WRITE_PATHS) {
-    it.skipIf(!rootFieldsPresent(path.query))(
-      `${path.name}: a writer without w1 changes no w1 row and learns nothing of it`,
-      async () => {
-        const before = await dumpScopedRows(gw.db, 'acme', ['workspace:w1']);
-        expect(dumpSize(before)).toBeGreaterThan(0);
-        const res = await gw.gql(path.query, path.variables?.(fx) ?? {}, { token: tokens.intruder });
-        const label = `${path.name} as intruder`;
-        if (process.env.MATRIX_DEBUG) console.log(label, JSON.stringify(res));
-        expect(res.errors, label).toBeUndefined();
-        // The keys the caller sent may come back (a NOT_FOUND names what was asked for).
-        const text = visibleText(res.data)
-          .replaceAll('sapphire-ent', '<asked>')
-          .replaceAll('doc:sapphire', '<asked>');
-        expect(text.includes(W1), `${label} shows a w1 row`).toBe(false);
-        expect(text.includes(OTHER_NS), `${label} shows namespace other`).toBe(false);
-        expect(itemCodes(res.data), label).toEqual(path.codes);
-        expect(await dumpScopedRows(gw.db, 'acme', ['workspace:w1']), `${label} changed a w1 row`).toEqual(
-          before,
-        );
-      },
-    );
+    it(`${path.name}: a writer without w1 changes no w1 row and learns nothing of it`, async () => {
+      expect(missingRootFields(path.query), 'root fields the schema lacks').toEqual([]);
+      const before = await dumpScopedRows(gw.db, 'acme', ['workspace:w1']);
+      expect(dumpSize(before)).toBeGreaterThan(0);
+      const res = await gw.gql(path.query, path.variables?.(fx) ?? {}, { token: tokens.intruder });
+      const label = `${path.name} as intruder`;
+      if (process.env.MATRIX_DEBUG) console.log(label, JSON.stringify(res));
+      expect(res.errors, label).toBeUndefined();
+      // The keys the caller sent may come back (a NOT_FOUND names what was asked for).
+      const text = visibleText(res.data)
+        .replaceAll('sapphire-ent', '<asked>')
+        .replaceAll('doc:sapphire', '<asked>');
+      expect(text.includes(W1), `${label} shows a w1 row`).toBe(false);
+      expect(text.includes(OTHER_NS), `${label} shows namespace other`).toBe(false);
+      expect(itemCodes(res.data), label).toEqual(path.codes);
+      expect(await dumpScopedRows(gw.db, 'acme', ['workspace:w1']), `${label} changed a w1 row`).toEqual(
+        before,
+      );
+    });
   }
 
   it('relevance scopes only rank: a project-scoped row is visible to everyone', async () => {

@@ -10,6 +10,13 @@ import { migrate, migrationFiles } from '../../src/kernel/store/migrate.js';
 /** Tests embed with the deterministic hashing embedder; the template database is built for it. */
 export const TEST_EMBEDDING = { model: 'hashing:64', dimensions: 64 };
 
+/**
+ * The suite runs twice in CI: on native PostgreSQL when DATABASE_URL is set, on embedded PGlite
+ * otherwise. A test of one backend's own behaviour (a data folder, a server-side statement
+ * timeout) runs on that backend's pass and is skipped on the other.
+ */
+export const onNativePostgres = Boolean(process.env.DATABASE_URL);
+
 const cacheDir = join(process.cwd(), '.test-cache');
 
 function templateId(): string {

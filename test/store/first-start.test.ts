@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open-database.js';
 import { migrate } from '../../src/kernel/store/migrate.js';
-import { TEST_EMBEDDING, pgliteTemplatePath } from '../helpers/test-database.js';
+import { TEST_EMBEDDING, onNativePostgres, pgliteTemplatePath } from '../helpers/test-database.js';
 
-describe.skipIf(Boolean(process.env.DATABASE_URL))('first start of the embedded database', () => {
+// Embedded pass only: native PostgreSQL has no data folder and no template to load.
+describe.skipIf(onNativePostgres)('first start of the embedded database', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'memgate-first-start-'));
   const config = { databaseUrl: undefined, dataDir, statementTimeoutMs: 15_000 };
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

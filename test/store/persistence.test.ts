@@ -5,9 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/pglite-database.js';
 import { EmbeddingMismatchError, migrate } from '../../src/kernel/store/migrate.js';
 import { upsertEntity } from '../../src/kernel/store/entity-store.js';
+import { onNativePostgres } from '../helpers/test-database.js';
 
 // The embedded database lives in a data folder: what is written survives a restart.
-describe.skipIf(Boolean(process.env.DATABASE_URL))('embedded database in a data directory', () => {
+// Embedded pass only: native PostgreSQL keeps its data on its own server.
+describe.skipIf(onNativePostgres)('embedded database in a data directory', () => {
   it('keeps data across a restart and refuses another embedding model with the fix named', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memgate-persist-'));
     try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LOCAL_PRINCIPAL, type Principal, canRead, canWrite, globMatches } from '../../src/auth/principal.js';
-import { bindRequestPrincipal, requestRecord } from '../../src/auth/request-principal.js';
+import { bindRequestPrincipal } from '../../src/auth/request-principal.js';
 import { hashToken, parseTokensFile, toPrincipal } from '../../src/auth/tokens-file.js';
 import { maskForPrincipal, maskJsonForPrincipal } from '../../src/security/pii-masking.js';
 
@@ -84,7 +84,7 @@ describe('maskForPrincipal', () => {
       flagged: true,
       categories: ['fio'],
     });
-    const served = [...requestRecord(p)!.piiServed.values()];
+    const served = [...p.requestAudit!.piiServed.values()];
     expect(served.map((s) => [s.type, s.id, [...s.fields].sort(), [...s.categories].sort()])).toEqual([
       ['Chunk', '7', ['text', 'title'], ['email', 'phone']],
       ['Entity', 'jane', [], ['fio']],
@@ -93,6 +93,6 @@ describe('maskForPrincipal', () => {
   it('audits nothing in local mode', () => {
     const p = bindRequestPrincipal(LOCAL_PRINCIPAL);
     maskForPrincipal(p, text, { namespace: 'n', type: 'Chunk' });
-    expect(requestRecord(p)!.piiServed.size).toBe(0);
+    expect(p.requestAudit!.piiServed.size).toBe(0);
   });
 });

@@ -1,5 +1,4 @@
 import type { Queryable } from '../../db/database.js';
-import { visibleTo } from './visibility.js';
 
 /**
  * Roles of a mention: which way an observation touched an entity. `episode` marks the episodes
@@ -14,10 +13,6 @@ export interface MentionWrite {
   entityKey: string;
   observationId: string;
   role: MentionRole;
-}
-
-export interface MentionRow extends MentionWrite {
-  namespace: string;
 }
 
 /** One multi-row statement; a pair already recorded keeps its first role. */
@@ -40,30 +35,6 @@ export async function insertMentions(
       ),
     ],
   );
-}
-
-/**
- * Mentions of the given observations (optionally of some roles only), ordered by observation
- * then entity key. Only observations the principal may see count.
- */
-export async function findMentionsByObservations(
-  q: Queryable,
-  namespace: string,
-  observationIds: readonly string[],
-  roles: readonly MentionRole[] | null,
-  visibleScopes: string[] | null,
-): Promise<MentionRow[]> {
-  const { rows } = await q.query<MentionRow>(
-    `/* findMentionsByObservations */
-     SELECT m.namespace, m.entity_key AS "entityKey", m.observation_id AS "observationId", m.role
-     FROM mentions m JOIN observations o ON o.namespace = m.namespace AND o.observation_id = m.observation_id
-     WHERE m.namespace = $1 AND m.observation_id = ANY($2::text[])
-       AND ($3::text[] IS NULL OR m.role = ANY($3::text[]))
-       AND ${visibleTo('o', '$4')}
-     ORDER BY m.observation_id, m.entity_key`,
-    [namespace, observationIds, roles, visibleScopes],
-  );
-  return rows;
 }
 
 /** Deletes every mention of an entity (purge); returns how many there were. */

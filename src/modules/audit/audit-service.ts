@@ -1,11 +1,7 @@
 import { z } from 'zod';
 import { assertCanRead } from '../../auth/principal.js';
 import { badInput, forbidden, parseInput } from '../../errors.js';
-import {
-  type AuditTrailRow,
-  appendAuditEntries,
-  listAuditTrail,
-} from '../../kernel/store/audit-trail-store.js';
+import { type AuditRow, appendAudit, listAuditTrail } from '../../kernel/store/audit-store.js';
 import { type Page, decodeCursor, encodeCursor, pageWindow, toPage } from '../../kernel/pagination.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { REGISTRY_AUDIT_NAMESPACE } from '../domain-packs/index.js';
@@ -35,7 +31,7 @@ export class AuditService {
    * any SQL). Actions recorded today: redact_observation, purge_entity, pii_access,
    * domainPack.register (namespace `_system`), namespace.configure, snapshot.reconcile.
    */
-  async trail(namespace: string, args: AuditTrailArgs): Promise<Page<AuditTrailRow>> {
+  async trail(namespace: string, args: AuditTrailArgs): Promise<Page<AuditRow>> {
     const { principal } = this.scope;
     if (!principal.admin) throw forbidden('The audit trail is for admin principals only.');
     // The shared registry (domain packs) audits under its own namespace, readable by any admin.
@@ -68,9 +64,6 @@ export class AuditService {
     namespace: string,
     entry: { action: string; target: string | null; summary: Record<string, unknown> },
   ): Promise<number> {
-    const [id] = await appendAuditEntries(this.scope.db, [
-      { ...entry, namespace, principalId: this.scope.principal.id },
-    ]);
-    return id!;
+    return appendAudit(this.scope.db, namespace, { ...entry, principalId: this.scope.principal.id });
   }
 }

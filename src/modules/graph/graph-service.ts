@@ -468,5 +468,3 @@ function rowOrNull<T>(value: T | Error | null): T | null {
 function isRowValue<T>(value: T | Error | null): value is T {
   return value !== null && !(value instanceof Error);
 }
-
-export type { Cursored };

@@ -1,7 +1,7 @@
-import type { AuditTrailRow } from '../../../kernel/store/audit-trail-store.js';
+import type { AuditRow } from '../../../kernel/store/audit-store.js';
 import { builder } from '../../../kernel/schema/builder.js';
 
-export const AuditEntryRef = builder.objectRef<AuditTrailRow>('AuditEntry');
+export const AuditEntryRef = builder.objectRef<AuditRow>('AuditEntry');
 
 AuditEntryRef.implement({
   description:

@@ -156,24 +156,6 @@ export interface OpenLink {
   object: string;
 }
 
-/** The visible links a document currently has (open `LINKS_TO` facts this module wrote). */
-export async function findOpenDocumentLinks(
-  q: Queryable,
-  namespace: string,
-  subject: string,
-  visibleScopes: string[] | null,
-): Promise<OpenLink[]> {
-  const { rows } = await q.query<OpenLink>(
-    `/* findOpenDocumentLinks */
-     SELECT f.fact_id AS "factId", f.object FROM facts f
-     WHERE f.namespace = $1 AND f.subject = $2 AND f.predicate = $3 AND f.valid_to IS NULL
-       AND f.status = 'ACTIVE' AND f.attributes->>'origin' = $4 AND ${factVisibleTo('f', '$5')}
-     ORDER BY f.object`,
-    [namespace, subject, LINKS_TO, DOCUMENT_LINK_ORIGIN, visibleScopes],
-  );
-  return rows;
-}
-
 export interface LinkFactWrite {
   factId: string;
   subject: string;

@@ -3,7 +3,6 @@
  * Data, not code paths — the compiler runs whatever a strategy lists (see ../retrieval/vocabulary.ts).
  */
 import {
-  CHANNELS,
   CONTEXT_STRATEGIES,
   type ChannelName,
   type ContextStrategy,
@@ -14,8 +13,6 @@ import {
 
 export { CONTEXT_STRATEGIES, type ContextStrategy };
 
-/** Channels the compiler knows: every channel of the vocabulary. */
-export const COMPILER_CHANNELS = CHANNELS;
 export type CompilerChannel = ChannelName;
 
 export interface StrategyPlan {
