@@ -6,7 +6,7 @@ import { handleExplore, isExplorePath } from './http-explorer.js';
 import type { Logger } from './logger.js';
 import type { McpHttpHandler } from './mcp/http.js';
 import { withRequestSpan } from './observability/tracing.js';
-import { pendingMigrations } from './kernel/store/migrate.js';
+import { pendingMigrations, pingDatabase } from './kernel/store/migrate.js';
 
 export interface HttpOptions {
   /** The yoga instance, or anything that answers a request the same way. */
@@ -115,7 +115,7 @@ export function createHttpServer(options: HttpOptions): Server {
 }
 
 async function readiness(db: Database): Promise<string[]> {
-  await db.query('/* readiness */ SELECT 1');
+  await pingDatabase(db);
   return pendingMigrations(db);
 }
 

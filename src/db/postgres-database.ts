@@ -23,29 +23,84 @@ export interface PostgresDatabase extends Database {
   connectionString: string;
 }
 
+/** Runs one statement on a pool or a client, as a prepared statement where that pays. */
+type Run = <R>(
+  q: pg.Pool | pg.PoolClient,
+  sql: string,
+  params?: readonly unknown[],
+) => Promise<QueryResult<R>>;
+
 export async function openPostgres(options: PostgresOptions): Promise<PostgresDatabase> {
-  // The vector type must exist before its parser can be registered; migrations repeat this harmlessly.
-  const boot = new pg.Client({ connectionString: options.connectionString });
+  const vectorOid = await ensureExtensions(options.connectionString);
+  const newPool = poolFactory(options, typesWithVector(vectorOid));
+  // No JIT: the gateway runs short indexed statements, and a generous row estimate (a
+  // function scan over request parameters, say) would otherwise make PostgreSQL spend
+  // 100+ ms compiling a statement that executes in under one (measured at size L).
+  const pool = newPool('-c jit=off');
+  // The statements of GENERIC_PLAN_STATEMENTS run on connections that always use the generic
+  // plan; the pool opens its connections on first use only.
+  const genericPool = newPool('-c jit=off -c plan_cache_mode=force_generic_plan');
+  const run = statementRunner();
+  const poolFor = (sql: string) => (GENERIC_PLAN_STATEMENTS.has(statementName(sql)) ? genericPool : pool);
+  return {
+    backend: 'postgres',
+    pool,
+    connectionString: options.connectionString,
+    load: () => ({
+      pool: {
+        total: pool.totalCount + genericPool.totalCount,
+        idle: pool.idleCount + genericPool.idleCount,
+        waiting: pool.waitingCount + genericPool.waitingCount,
+      },
+    }),
+    query: (sql, params) => run(poolFor(sql), sql, params),
+    transaction: (_name, fn) => inTransaction(pool, run, fn),
+    async exec(sql) {
+      await pool.query(sql);
+    },
+    session: (fn) => inSession(pool, run, fn),
+    close: async () => {
+      await Promise.all([pool.end(), genericPool.end()]);
+    },
+    listen: (channel, onPayload) => listenOn(options.connectionString, channel, onPayload),
+  };
+}
+
+/**
+ * Creates the extensions and answers the vector type's oid: the type must exist before its
+ * parser can be registered (migrations repeat this harmlessly).
+ */
+async function ensureExtensions(connectionString: string): Promise<number> {
+  const boot = new pg.Client({ connectionString });
   await boot.connect();
-  let vectorOid: number;
   try {
     await boot.query('CREATE EXTENSION IF NOT EXISTS vector');
     await boot.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
     const { rows } = await boot.query<{ oid: number }>(
       `SELECT oid::int AS oid FROM pg_type WHERE typname = 'vector'`,
     );
-    vectorOid = rows[0]!.oid;
+    return rows[0]!.oid;
   } finally {
     await boot.end();
   }
-  // pgvector's parser on every pooled connection, via the pool's type table (no per-connect query).
-  const types = {
+}
+
+/** pgvector's parser on every pooled connection, via the pool's type table (no per-connect query). */
+function typesWithVector(vectorOid: number): { getTypeParser: typeof pg.types.getTypeParser } {
+  return {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
       oid === vectorOid
         ? pgvector.fromSql
         : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
   };
-  const newPool = (settings: string) => {
+}
+
+/** Pools of the gateway's connections, each with its session `settings`. */
+function poolFactory(
+  options: PostgresOptions,
+  types: { getTypeParser: typeof pg.types.getTypeParser },
+): (settings: string) => pg.Pool {
+  return (settings) => {
     const p = new pg.Pool({
       connectionString: options.connectionString,
       max: options.max ?? 10,
@@ -60,72 +115,49 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
     p.on('error', () => undefined);
     return p;
   };
-  // No JIT: the gateway runs short indexed statements, and a generous row estimate (a
-  // function scan over request parameters, say) would otherwise make PostgreSQL spend
-  // 100+ ms compiling a statement that executes in under one (measured at size L).
-  const pool = newPool('-c jit=off');
-  // The statements of GENERIC_PLAN_STATEMENTS run on connections that always use the generic
-  // plan; the pool opens its connections on first use only.
-  const genericPool = newPool('-c jit=off -c plan_cache_mode=force_generic_plan');
+}
+
+function statementRunner(): Run {
   const prepared = preparedNames();
-  const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
+  return async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
     const values = params ? params.map(toParam) : [];
     const name = prepared(sql);
     const result = await (name ? q.query({ name, text: sql, values }) : q.query(sql, values));
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 } satisfies QueryResult<R>;
   };
-  const poolFor = (sql: string) => (GENERIC_PLAN_STATEMENTS.has(statementName(sql)) ? genericPool : pool);
+}
 
-  const db: PostgresDatabase = {
-    backend: 'postgres',
-    pool,
-    connectionString: options.connectionString,
-    load: () => ({
-      pool: {
-        total: pool.totalCount + genericPool.totalCount,
-        idle: pool.idleCount + genericPool.idleCount,
-        waiting: pool.waitingCount + genericPool.waitingCount,
+/** `fn` between BEGIN and COMMIT on one pooled client; any throw rolls back. */
+async function inTransaction<T>(pool: pg.Pool, run: Run, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const tx: Queryable = {
+      query: (sql, params) => run(client, sql, params),
+      copyFrom: async (sql, data) => {
+        await pipeline(Readable.from([data]), client.query(copyFromStdin(sql)));
       },
-    }),
-    query: (sql, params) => run(poolFor(sql), sql, params),
-    async transaction(_name, fn) {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const tx: Queryable = {
-          query: (sql, params) => run(client, sql, params),
-          copyFrom: async (sql, data) => {
-            await pipeline(Readable.from([data]), client.query(copyFromStdin(sql)));
-          },
-        };
-        const value = await fn(tx);
-        await client.query('COMMIT');
-        return value;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    },
-    async exec(sql) {
-      await pool.query(sql);
-    },
-    async session(fn) {
-      const client = await pool.connect();
-      try {
-        return await fn({ query: (sql, params) => run(client, sql, params) });
-      } finally {
-        await client.query('RESET ALL').catch(() => undefined);
-        client.release();
-      }
-    },
-    close: async () => {
-      await Promise.all([pool.end(), genericPool.end()]);
-    },
-    listen: (channel, onPayload) => listenOn(options.connectionString, channel, onPayload),
-  };
-  return db;
+    };
+    const value = await fn(tx);
+    await client.query('COMMIT');
+    return value;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** `fn` on one pooled client outside any transaction; its settings are reset afterwards. */
+async function inSession<T>(pool: pg.Pool, run: Run, fn: (q: Queryable) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    return await fn({ query: (sql, params) => run(client, sql, params) });
+  } finally {
+    await client.query('RESET ALL').catch(() => undefined);
+    client.release();
+  }
 }
 
 const RECONNECT_MS = 1000;

@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../db/database.js';
 import { MemgateError } from '../errors.js';
+import { releaseSavepoint, rollbackToSavepoint, setSavepoint } from './store/savepoint-store.js';
 
 /**
  * PARTIAL: the item was stored but part of it was not applied (an observation kept as
@@ -73,25 +74,58 @@ export async function writeEach<T>(
   return db.transaction(name, (tx) => writeItems(tx, items, write, onUnexpected));
 }
 
-/** The per-item loop of `writeEach`, inside a transaction the caller holds. */
+/** What an item that threw answers instead (after its savepoint was rolled back). */
+export type ItemFailure<T> = (tx: Queryable, value: T, index: number, error: unknown) => Promise<WriteResult>;
+
+/**
+ * Runs `fn` under the savepoint `name`: released if `fn` succeeds, rolled back to (and the
+ * error rethrown) if it throws, so a failing step undoes only itself and the transaction goes on.
+ */
+export async function withSavepoint<R>(
+  tx: Queryable,
+  name: string,
+  fn: (tx: Queryable) => Promise<R>,
+): Promise<R> {
+  await setSavepoint(tx, name);
+  try {
+    const result = await fn(tx);
+    await releaseSavepoint(tx, name);
+    return result;
+  } catch (error) {
+    await rollbackToSavepoint(tx, name);
+    throw error;
+  }
+}
+
+/**
+ * The per-item loop of `writeEach`, inside a transaction the caller holds. An item that throws
+ * answers `onFailure` (by default its rejection).
+ */
 export async function writeItems<T>(
   tx: Queryable,
   items: readonly { index: number; value: T }[],
   write: (tx: Queryable, value: T, index: number) => Promise<WriteResult>,
   onUnexpected: (error: unknown) => void,
+  onFailure?: ItemFailure<T>,
 ): Promise<WriteResult[]> {
   const results: WriteResult[] = [];
   for (const { index, value } of items) {
-    await tx.query('SAVEPOINT item');
     try {
-      results.push(await write(tx, value, index));
-      await tx.query('RELEASE SAVEPOINT item');
+      results.push(await withSavepoint(tx, 'item', (q) => write(q, value, index)));
     } catch (error) {
-      await tx.query('ROLLBACK TO SAVEPOINT item');
-      results.push(rejectionFor(index, error, onUnexpected));
+      results.push(
+        onFailure ? await onFailure(tx, value, index, error) : rejectionFor(index, error, onUnexpected),
+      );
     }
   }
   return results;
+}
+
+export interface SetBasedOptions<T> {
+  /** Told why the set-based write threw, before every item goes one by one; default onUnexpected. */
+  onBulkFailure?: (error: unknown) => void;
+  /** What an item of the one-by-one path that throws answers; by default its rejection. */
+  onItemFailure?: ItemFailure<T>;
 }
 
 /**
@@ -105,21 +139,19 @@ export async function writeSetBased<T>(
   bulk: (tx: Queryable, items: readonly { index: number; value: T }[]) => Promise<(WriteResult | null)[]>,
   one: (tx: Queryable, value: T, index: number) => Promise<WriteResult>,
   onUnexpected: (error: unknown) => void,
+  options: SetBasedOptions<T> = {},
 ): Promise<WriteResult[]> {
   if (items.length === 0) return [];
-  await tx.query('SAVEPOINT batch');
   let answers: (WriteResult | null)[];
   try {
-    answers = await bulk(tx, items);
-    await tx.query('RELEASE SAVEPOINT batch');
+    answers = await withSavepoint(tx, 'batch', (q) => bulk(q, items));
   } catch (error) {
-    await tx.query('ROLLBACK TO SAVEPOINT batch');
-    onUnexpected(error);
-    return writeItems(tx, items, one, onUnexpected);
+    (options.onBulkFailure ?? onUnexpected)(error);
+    return writeItems(tx, items, one, onUnexpected, options.onItemFailure);
   }
   const done = answers.filter((a): a is WriteResult => a !== null);
   const rest = items.filter((_, i) => answers[i] === null);
-  return [...done, ...(await writeItems(tx, rest, one, onUnexpected))];
+  return [...done, ...(await writeItems(tx, rest, one, onUnexpected, options.onItemFailure))];
 }
 
 /** Expected errors keep their code and message; anything else is masked as INTERNAL. */

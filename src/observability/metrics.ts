@@ -34,11 +34,32 @@ export function createMetrics(load: () => DatabaseLoad): Metrics {
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const pool = load().pool !== undefined;
+  registerLoadGauges(load, pool ? registers : [], pool ? [] : registers);
+  // Registered in this order, which is the order a scrape lists them in.
+  return {
+    registry,
+    ...databaseMetrics(registers, pool ? [] : registers),
+    ...retrievalMetrics(registers),
+    ingestRows: new Counter({
+      name: 'memgate_ingest_rows_total',
+      help: 'Batch write items by mutation and per-item status',
+      labelNames: ['mutation', 'status'],
+      registers,
+    }),
+  };
+}
+
+/** The database's load, read on scrape: pool clients (node-postgres) or the PGlite queue. */
+function registerLoadGauges(
+  load: () => DatabaseLoad,
+  poolRegisters: Registry[],
+  pgliteRegisters: Registry[],
+): void {
   new Gauge({
     name: 'memgate_db_pool_clients',
     help: 'node-postgres pool clients by state (total, idle, waiting); absent on PGlite',
     labelNames: ['state'],
-    registers: pool ? registers : [],
+    registers: poolRegisters,
     collect() {
       const p = load().pool;
       if (!p) return;
@@ -50,14 +71,24 @@ export function createMetrics(load: () => DatabaseLoad): Metrics {
   new Gauge({
     name: 'memgate_pglite_queue_depth',
     help: 'Statements and transactions waiting for the single PGlite connection',
-    registers: pool ? [] : registers,
+    registers: pgliteRegisters,
     collect() {
       this.set(load().queue?.depth ?? 0);
     },
   });
-  const byContext = ['operationType', 'rootField'] as const;
+}
+
+const byContext = ['operationType', 'rootField'] as const;
+
+/** Statements by name, SQL per request, and the PGlite queue wait (registered on PGlite only). */
+function databaseMetrics(
+  registers: Registry[],
+  pgliteRegisters: Registry[],
+): Pick<
+  Metrics,
+  'sqlDuration' | 'sqlRows' | 'requestSqlStatements' | 'requestSqlSeconds' | 'pgliteQueueWait'
+> {
   return {
-    registry,
     sqlDuration: new Histogram({
       name: 'memgate_sql_statement_duration_seconds',
       help: 'SQL statement duration by statement name (its /* queryName */ comment)',
@@ -89,8 +120,19 @@ export function createMetrics(load: () => DatabaseLoad): Metrics {
       name: 'memgate_pglite_queue_wait_seconds',
       help: 'Time a statement or transaction waited for the single PGlite connection',
       buckets: SECONDS,
-      registers: pool ? [] : registers,
+      registers: pgliteRegisters,
     }),
+  };
+}
+
+/** Retrieval channels, context compiler stages, and what compiled packs used and dropped. */
+function retrievalMetrics(
+  registers: Registry[],
+): Pick<
+  Metrics,
+  'channelDuration' | 'channelFailures' | 'stageDuration' | 'contextTokensUsed' | 'contextItemsDropped'
+> {
+  return {
     channelDuration: new Histogram({
       name: 'memgate_retrieval_channel_duration_seconds',
       help: 'Retrieval channel duration by pipeline (search, context), channel and status',
@@ -121,12 +163,6 @@ export function createMetrics(load: () => DatabaseLoad): Metrics {
       name: 'memgate_context_items_dropped_total',
       help: 'ContextPack candidates dropped, by reason',
       labelNames: ['reason'],
-      registers,
-    }),
-    ingestRows: new Counter({
-      name: 'memgate_ingest_rows_total',
-      help: 'Batch write items by mutation and per-item status',
-      labelNames: ['mutation', 'status'],
       registers,
     }),
   };

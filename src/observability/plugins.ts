@@ -3,7 +3,7 @@ import { SpanKind } from '@opentelemetry/api';
 import { createCounter, createHistogram, usePrometheus } from '@graphql-yoga/plugin-prometheus';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { Counter } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import type { Principal } from '../auth/principal.js';
 import type { Context } from '../context.js';
 import { type DatabaseLoad, type Metrics, boundedLabel, enableMetrics } from './metrics.js';
@@ -24,35 +24,25 @@ export interface MetricsEndpointOptions {
  * `extensions.code` as the caller received them, SQL per request, and the `/metrics` endpoint.
  */
 export function useMetrics(options: MetricsEndpointOptions): Plugin[] {
-  const { metrics, schema, authenticate } = options;
-  const { registry } = metrics;
+  const { metrics, schema } = options;
   const labeler = new OperationLabeler(schema);
-  const labelNames = ['operationType', 'operationName', 'rootField'] as const;
-  // The plugin's own operationName defaults to 'Anonymous'; the labeler reads the document.
-  const fill = (params: { document?: DocumentNode }, raw: unknown) =>
-    labeler.labels(params.document, operationNameOf(raw));
   const errors = registeredCounter(metrics, 'graphql_errors_total', {
     help: 'GraphQL errors in responses, by extensions.code and the operation they came from',
     labelNames: ['code', 'operationType', 'operationName', 'rootField'],
   });
-  const byRequest = new WeakMap<Request, OperationLabels>();
-  // The labeler returns one labels object per document and operation: bind the SQL-per-request
-  // histograms to it once instead of hashing a label object on every request.
-  type Observer = { observe(v: number): void };
-  const bySqlLabels = new WeakMap<OperationLabels, { statements: Observer; seconds: Observer }>();
-  const sqlChildren = (labels: OperationLabels) => {
-    let found = bySqlLabels.get(labels);
-    if (!found) {
-      const sqlLabels = { operationType: labels.operationType, rootField: labels.rootField };
-      found = {
-        statements: metrics.requestSqlStatements.labels(sqlLabels),
-        seconds: metrics.requestSqlSeconds.labels(sqlLabels),
-      };
-      bySqlLabels.set(labels, found);
-    }
-    return found;
-  };
-  const prometheus = usePrometheus({
+  const prometheus = operationMetrics(metrics.registry, labeler);
+  return [endpointAndErrors(options, labeler, errors) as Plugin, prometheus];
+}
+
+const OPERATION_LABELS = ['operationType', 'operationName', 'rootField'] as const;
+
+/** graphql-yoga's Prometheus plugin: operations and their duration, HTTP duration; no endpoint. */
+function operationMetrics(registry: Registry, labeler: OperationLabeler): Plugin {
+  const labelNames = OPERATION_LABELS;
+  // The plugin's own operationName defaults to 'Anonymous'; the labeler reads the document.
+  const fill = (params: { document?: DocumentNode }, raw: unknown) =>
+    labeler.labels(params.document, operationNameOf(raw));
+  return usePrometheus({
     registry,
     endpoint: false,
     metrics: {
@@ -97,7 +87,44 @@ export function useMetrics(options: MetricsEndpointOptions): Plugin[] {
       graphql_envelop_execute_resolver: false,
     },
   });
-  const local: Plugin<Context> = {
+}
+
+type Observer = { observe(v: number): void };
+
+/**
+ * The SQL-per-request histograms' children for an operation's labels. The labeler returns one
+ * labels object per document and operation: they are bound once instead of hashing a label
+ * object on every request.
+ */
+function sqlObservers(
+  metrics: Metrics,
+): (labels: OperationLabels) => { statements: Observer; seconds: Observer } {
+  const bySqlLabels = new WeakMap<OperationLabels, { statements: Observer; seconds: Observer }>();
+  return (labels) => {
+    let found = bySqlLabels.get(labels);
+    if (!found) {
+      const sqlLabels = { operationType: labels.operationType, rootField: labels.rootField };
+      found = {
+        statements: metrics.requestSqlStatements.labels(sqlLabels),
+        seconds: metrics.requestSqlSeconds.labels(sqlLabels),
+      };
+      bySqlLabels.set(labels, found);
+    }
+    return found;
+  };
+}
+
+/** The `/metrics` endpoint, SQL per request, and errors by `extensions.code` as the caller received them. */
+function endpointAndErrors(
+  options: MetricsEndpointOptions,
+  labeler: OperationLabeler,
+  errors: Counter<'code' | (typeof OPERATION_LABELS)[number]>,
+): Plugin<Context> {
+  const { metrics, authenticate } = options;
+  const { registry } = metrics;
+  const byRequest = new WeakMap<Request, OperationLabels>();
+  const sqlChildren = sqlObservers(metrics);
+  return {
     async onRequest({ url, request, fetchAPI, endResponse }) {
       if (url.pathname !== '/metrics') return;
       const refusal = authenticate ? await refuseNonAdmin(authenticate, request) : null;
@@ -141,7 +168,6 @@ export function useMetrics(options: MetricsEndpointOptions): Plugin[] {
         errors.inc({ ...NONE, code: 'UNAUTHENTICATED' });
     },
   };
-  return [local as Plugin, prometheus];
 }
 
 function operationNameOf(raw: unknown): string | undefined {

@@ -254,135 +254,181 @@ async function convertSource(
 ): Promise<WordVectors> {
   const started = performance.now();
   log(`offline embedder: converting ${source.path} (one-off, a few seconds)…`);
-
-  let dimensions = 0;
-  let vocabularySize = 0;
-  let rank = 0;
-  const slotOf = new Map<string, number>();
-  const words: string[] = [];
-  const listedRanks: number[] = [];
-  let ranks = new Uint32Array(0);
-  let scales = new Float32Array(0);
-  let vectors = new Int8Array(0);
-  let filled = 0;
-  let nextProgress = 0.1;
-  const row = new Float64Array(1024);
-
-  type Phase = 'preamble' | 'words' | 'vectors-key' | 'vectors' | 'done';
-  let phase: Phase = 'preamble';
-  let text = '';
-  let pos = 0;
-
+  const parser = new PackageParser(source.path, maxWords, log);
   const stream = createReadStream(source.path, { encoding: 'utf8', highWaterMark: 1 << 22 });
   for await (const chunk of stream) {
-    text = text.slice(pos) + (chunk as string);
-    pos = 0;
-
-    if (phase === 'preamble') {
-      const at = text.indexOf('"words":[');
-      if (at < 0) continue;
-      const preamble = preambleSchema.safeParse(safeJson(text.slice(0, at).replace(/,$/, '}')));
-      if (!preamble.success) throw new Error(`${source.path}: unexpected preamble`);
-      dimensions = preamble.data.dimensions;
-      vocabularySize = preamble.data.size;
-      pos = at + '"words":['.length;
-      phase = 'words';
-    }
-
-    if (phase === 'words') {
-      while (pos < text.length) {
-        if (text[pos] === ']') {
-          pos++;
-          phase = 'vectors-key';
-          break;
-        }
-        if (text[pos] === ',') pos++;
-        const end = stringEnd(text, pos);
-        if (end < 0 || end + 1 >= text.length) break; // need the separator too
-        const word = readString(text, pos, end);
-        if (
-          slotOf.size < maxWords &&
-          TOKEN_LIKE.test(word) &&
-          word === word.normalize('NFKC').toLowerCase()
-        ) {
-          slotOf.set(word, slotOf.size);
-          words.push(word);
-          listedRanks.push(rank);
-        }
-        rank++;
-        pos = end + 1;
-      }
-      if (phase === 'vectors-key') {
-        if (rank !== vocabularySize)
-          throw new Error(`${source.path}: ${rank} words listed, ${vocabularySize} declared`);
-        ranks = Uint32Array.from(listedRanks);
-        scales = new Float32Array(words.length);
-        vectors = new Int8Array(words.length * dimensions);
-        log(`offline embedder: ${vocabularySize} words listed, keeping the ${words.length} most frequent`);
-      }
-    }
-
-    if (phase === 'vectors-key') {
-      const key = ',"vectors":{';
-      if (text.length - pos < key.length) continue;
-      if (!text.startsWith(key, pos)) throw new Error(`${source.path}: expected "vectors" after "words"`);
-      pos += key.length;
-      phase = 'vectors';
-    }
-
-    if (phase === 'vectors') {
-      while (pos < text.length) {
-        const c = text[pos];
-        if (c === '}') {
-          phase = 'done';
-          break;
-        }
-        if (c === ',') pos++;
-        const end = stringEnd(text, pos);
-        if (end < 0) break;
-        const close = text.indexOf(']', end);
-        if (close < 0) break;
-        const slot = slotOf.get(readString(text, pos, end));
-        pos = close + 1;
-        if (slot === undefined) continue;
-
-        // Entry is [v0 … v(d-1), l2norm, rank]; quantise with a per-vector scale.
-        const fields = text.slice(end + 3, close).split(',');
-        if (
-          text[end + 1] !== ':' ||
-          fields.length !== dimensions + 2 ||
-          Number(fields[dimensions + 1]) !== ranks[slot]
-        ) {
-          throw new Error(`${source.path}: unexpected entry for "${words[slot]}"`);
-        }
-        let maxAbs = 0;
-        for (let i = 0; i < dimensions; i++) {
-          const value = Number(fields[i]);
-          row[i] = value;
-          if (Math.abs(value) > maxAbs) maxAbs = Math.abs(value);
-        }
-        const scale = maxAbs > 0 ? maxAbs / 127 : 1;
-        for (let i = 0; i < dimensions; i++) vectors[slot * dimensions + i] = Math.round(row[i]! / scale);
-        scales[slot] = scale;
-        filled++;
-        if (filled >= nextProgress * words.length) {
-          log(`offline embedder: ${Math.round(nextProgress * 100)}% (${filled}/${words.length} vectors)`);
-          nextProgress += 0.1;
-        }
-        if (filled === words.length) {
-          phase = 'done';
-          break;
-        }
-      }
-    }
-    if (phase === 'done') break; // leaving the loop closes the stream
+    if (parser.feed(chunk as string)) break; // leaving the loop closes the stream
   }
-
-  if (phase !== 'done' || filled !== words.length) {
-    throw new Error(`${source.path}: ended early (${filled}/${words.length} vectors found)`);
-  }
+  const converted = parser.result();
   log(`offline embedder: converted in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return { dimensions, vocabularySize, words, ranks, scales, vectors };
+  return converted;
+}
+
+type Phase = 'preamble' | 'words' | 'vectors-key' | 'vectors' | 'done';
+
+/**
+ * The package JSON, parsed chunk by chunk: the preamble, the word list (choosing the words to
+ * keep), the "vectors" key, then the kept words' vectors, quantised as they come. Only the text
+ * not yet consumed is held between chunks.
+ */
+class PackageParser {
+  private phase: Phase = 'preamble';
+  private text = '';
+  private pos = 0;
+  private dimensions = 0;
+  private vocabularySize = 0;
+  private rank = 0;
+  private readonly slotOf = new Map<string, number>();
+  private readonly words: string[] = [];
+  private readonly listedRanks: number[] = [];
+  private ranks = new Uint32Array(0);
+  private scales = new Float32Array(0);
+  private vectors = new Int8Array(0);
+  private filled = 0;
+  private nextProgress = 0.1;
+  private readonly row = new Float64Array(1024);
+
+  constructor(
+    private readonly path: string,
+    private readonly maxWords: number,
+    private readonly log: (msg: string) => void,
+  ) {}
+
+  /** Consumes one chunk; true once every kept word's vector has been read. */
+  feed(chunk: string): boolean {
+    this.text = this.text.slice(this.pos) + chunk;
+    this.pos = 0;
+    if (this.phase === 'preamble' && !this.readPreamble()) return false;
+    if (this.phase === 'words') this.readWords();
+    if (this.phase === 'vectors-key' && !this.readVectorsKey()) return false;
+    if (this.phase === 'vectors') this.readVectors();
+    return this.phase === 'done';
+  }
+
+  result(): WordVectors {
+    if (this.phase !== 'done' || this.filled !== this.words.length) {
+      throw new Error(`${this.path}: ended early (${this.filled}/${this.words.length} vectors found)`);
+    }
+    const { dimensions, vocabularySize, words, ranks, scales, vectors } = this;
+    return { dimensions, vocabularySize, words, ranks, scales, vectors };
+  }
+
+  /** Dimensions and vocabulary size, once the text reaches the word list; false until then. */
+  private readPreamble(): boolean {
+    const at = this.text.indexOf('"words":[');
+    if (at < 0) return false;
+    const preamble = preambleSchema.safeParse(safeJson(this.text.slice(0, at).replace(/,$/, '}')));
+    if (!preamble.success) throw new Error(`${this.path}: unexpected preamble`);
+    this.dimensions = preamble.data.dimensions;
+    this.vocabularySize = preamble.data.size;
+    this.pos = at + '"words":['.length;
+    this.phase = 'words';
+    return true;
+  }
+
+  /** The word list, in rank order: the first `maxWords` token-like words get a slot. */
+  private readWords(): void {
+    const text = this.text;
+    while (this.pos < text.length) {
+      if (text[this.pos] === ']') {
+        this.pos++;
+        this.endWords();
+        return;
+      }
+      if (text[this.pos] === ',') this.pos++;
+      const end = stringEnd(text, this.pos);
+      if (end < 0 || end + 1 >= text.length) return; // need the separator too
+      const word = readString(text, this.pos, end);
+      if (
+        this.slotOf.size < this.maxWords &&
+        TOKEN_LIKE.test(word) &&
+        word === word.normalize('NFKC').toLowerCase()
+      ) {
+        this.slotOf.set(word, this.slotOf.size);
+        this.words.push(word);
+        this.listedRanks.push(this.rank);
+      }
+      this.rank++;
+      this.pos = end + 1;
+    }
+  }
+
+  private endWords(): void {
+    this.phase = 'vectors-key';
+    if (this.rank !== this.vocabularySize) {
+      throw new Error(`${this.path}: ${this.rank} words listed, ${this.vocabularySize} declared`);
+    }
+    this.ranks = Uint32Array.from(this.listedRanks);
+    this.scales = new Float32Array(this.words.length);
+    this.vectors = new Int8Array(this.words.length * this.dimensions);
+    this.log(
+      `offline embedder: ${this.vocabularySize} words listed, keeping the ${this.words.length} most frequent`,
+    );
+  }
+
+  /** The key that follows the word list; false until the text holds all of it. */
+  private readVectorsKey(): boolean {
+    const key = ',"vectors":{';
+    if (this.text.length - this.pos < key.length) return false;
+    if (!this.text.startsWith(key, this.pos))
+      throw new Error(`${this.path}: expected "vectors" after "words"`);
+    this.pos += key.length;
+    this.phase = 'vectors';
+    return true;
+  }
+
+  /** Entries of "vectors" as far as the text goes; the kept words' are stored. */
+  private readVectors(): void {
+    const text = this.text;
+    while (this.pos < text.length) {
+      if (text[this.pos] === '}') {
+        this.phase = 'done';
+        return;
+      }
+      if (text[this.pos] === ',') this.pos++;
+      const end = stringEnd(text, this.pos);
+      if (end < 0) return;
+      const close = text.indexOf(']', end);
+      if (close < 0) return;
+      const slot = this.slotOf.get(readString(text, this.pos, end));
+      this.pos = close + 1;
+      if (slot === undefined) continue;
+      this.storeVector(slot, end, close);
+      if (this.filled === this.words.length) {
+        this.phase = 'done';
+        return;
+      }
+    }
+  }
+
+  /** Entry is [v0 … v(d-1), l2norm, rank]; quantised with a per-vector scale. */
+  private storeVector(slot: number, end: number, close: number): void {
+    const { text, dimensions, row } = this;
+    const fields = text.slice(end + 3, close).split(',');
+    if (
+      text[end + 1] !== ':' ||
+      fields.length !== dimensions + 2 ||
+      Number(fields[dimensions + 1]) !== this.ranks[slot]
+    ) {
+      throw new Error(`${this.path}: unexpected entry for "${this.words[slot]}"`);
+    }
+    let maxAbs = 0;
+    for (let i = 0; i < dimensions; i++) {
+      const value = Number(fields[i]);
+      row[i] = value;
+      if (Math.abs(value) > maxAbs) maxAbs = Math.abs(value);
+    }
+    const scale = maxAbs > 0 ? maxAbs / 127 : 1;
+    for (let i = 0; i < dimensions; i++) this.vectors[slot * dimensions + i] = Math.round(row[i]! / scale);
+    this.scales[slot] = scale;
+    this.filled++;
+    if (this.filled >= this.nextProgress * this.words.length) {
+      this.log(
+        `offline embedder: ${Math.round(this.nextProgress * 100)}% (${this.filled}/${this.words.length} vectors)`,
+      );
+      this.nextProgress += 0.1;
+    }
+  }
 }
 
 /** Index of the closing quote of the JSON string starting at `start`, or -1 if not yet complete. */

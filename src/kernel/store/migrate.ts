@@ -90,6 +90,11 @@ export async function readEmbeddingSettings(db: Database): Promise<EmbeddingSett
   return row.rows[0] ?? null;
 }
 
+/** Answers once the database answers a trivial statement (the readiness probe). */
+export async function pingDatabase(db: Database): Promise<void> {
+  await db.query('/* readiness */ SELECT 1');
+}
+
 export async function pendingMigrations(db: Database): Promise<string[]> {
   const exists = await db.query<{ present: boolean }>(
     `/* migrationsTableExists */ SELECT to_regclass('schema_migrations') IS NOT NULL AS present`,

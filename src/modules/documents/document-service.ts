@@ -33,9 +33,9 @@ import {
   rejected,
   rejectionFor,
   toPayload,
+  writeSetBased,
 } from '../../kernel/batch.js';
 import {
-  type DocumentBatchAnswer,
   type DocumentWriteAnswer,
   bodyWriteOf,
   entityWriteOf,
@@ -210,11 +210,7 @@ export class DocumentService {
 
   /**
    * The main transaction, then the chunks of the documents too large for it in steps
-   * (document-steps.ts). The main transaction writes the documents set-based
-   * (document-batch.ts) under one savepoint; the documents the batch leaves, or all of them if
-   * it fails, are written one by one, each under its own savepoint so a failing one rolls back
-   * alone. Links follow once every document of the batch is in, so documents of one batch may
-   * link each other in any order.
+   * (document-steps.ts).
    */
   private async writeBatch(
     ns: string,
@@ -224,83 +220,95 @@ export class DocumentService {
     if (valid.length === 0) return [];
     const staged = stagedDocuments(valid.map((v) => v.doc));
     const now = new Date();
-    const logError = (e: unknown) =>
-      this.scope.deps.logger.error('retainDocuments item failed', { error: String(e) });
-    const written = await this.scope.db.transaction('retainDocuments', async (tx) => {
-      const done: { index: number; doc: PreparedDocument; result: WriteResult; created: boolean }[] = [];
-      const out: WriteResult[] = [];
-      const answers = await this.writeSetBased(tx, ns, valid, staged, now, vis);
-      const succeed = (index: number, doc: PreparedDocument, a: DocumentWriteAnswer) => {
-        const id = globalId('Entity', ns, doc.input.key);
-        const result: WriteResult = { index, status: a.status, key: doc.input.key, id };
-        done.push({ index, doc, result, created: a.created });
-      };
-      const fail = (index: number, doc: PreparedDocument, error: unknown) =>
-        out.push({ ...rejectionFor(index, error, logError), key: doc.input.key });
-      valid.forEach(({ index, doc }, n) => {
-        const answer = answers[n];
-        if (answer && 'error' in answer) fail(index, doc, answer.error);
-        else if (answer) succeed(index, doc, answer);
-      });
-      for (const [n, { index, doc }] of valid.entries()) {
-        if (answers[n] !== null) continue;
-        await tx.query('SAVEPOINT item');
-        try {
-          const answer = await this.writeDocument(tx, ns, doc, now, staged.has(doc));
-          await tx.query('RELEASE SAVEPOINT item');
-          succeed(index, doc, answer);
-        } catch (error) {
-          await tx.query('ROLLBACK TO SAVEPOINT item');
-          fail(index, doc, error);
-        }
-      }
-      done.sort((a, b) => a.index - b.index);
-      const changes = await writeLinksOfBatch(tx, ns, done, now, visibilityParam(this.scope.principal));
-      done.forEach((d, n) => {
-        const change = changes[n]!;
-        if (change.changed && d.result.status === 'UNCHANGED') d.result.status = 'UPDATED';
-        if (change.missing.length > 0) d.result.message = missingMessage(change.missing);
-        out.push(d.result);
-      });
-      return { out, done };
-    });
+    const written = await this.scope.db.transaction('retainDocuments', (tx) =>
+      this.writeMain(tx, ns, valid, staged, now, vis),
+    );
     for (const d of written.done) {
       if (!staged.has(d.doc) || d.result.status === 'UNCHANGED' || !d.doc.chunks) continue;
       const failure = await this.writeStaged(ns, d.doc, visibilityParam(this.scope.principal));
       if (failure) Object.assign(d.result, { status: 'REJECTED', id: null, ...failure });
     }
-    return written.out;
+    return written.results;
   }
 
-  /** The set-based write under one savepoint; every answer null (one by one) if it throws. */
-  private async writeSetBased(
+  /**
+   * The main transaction: the documents set-based (document-batch.ts, writeSetBased); the
+   * documents the batch leaves, or all of them if it fails, one by one, each under its own
+   * savepoint so a failing one rolls back alone. Links follow once every document of the batch
+   * is in, so documents of one batch may link each other in any order.
+   */
+  private async writeMain(
     tx: Queryable,
     ns: string,
     valid: readonly { index: number; doc: PreparedDocument }[],
     staged: ReadonlySet<PreparedDocument>,
     now: Date,
     vis: string[] | null,
-  ): Promise<DocumentBatchAnswer[]> {
-    await tx.query('SAVEPOINT batch');
-    try {
-      const answers = await writeDocumentBatch(
-        tx,
-        ns,
-        valid.map(({ doc }) => ({ doc, staged: staged.has(doc) })),
-        now,
-        visibilityParam(this.scope.principal),
-      );
-      await tx.query('RELEASE SAVEPOINT batch');
-      return answers;
-    } catch (error) {
-      await tx.query('ROLLBACK TO SAVEPOINT batch');
-      this.scope.deps.logger.error('retainDocuments: the set-based write failed; writing one by one', {
-        error: String(error),
-        documents: valid.length,
-        visibility: vis === null ? 'all' : 'scoped',
-      });
-      return valid.map(() => null);
-    }
+  ): Promise<{ results: WriteResult[]; done: WrittenDocument[] }> {
+    const logError = (e: unknown) =>
+      this.scope.deps.logger.error('retainDocuments item failed', { error: String(e) });
+    // Whether each written document is new, by item index (what its links need).
+    const createdOf = new Map<number, boolean>();
+    const succeed = (index: number, doc: PreparedDocument, a: DocumentWriteAnswer): WriteResult => {
+      createdOf.set(index, a.created);
+      return { index, status: a.status, key: doc.input.key, id: globalId('Entity', ns, doc.input.key) };
+    };
+    const fail = (index: number, doc: PreparedDocument, error: unknown): WriteResult => {
+      createdOf.delete(index);
+      return { ...rejectionFor(index, error, logError), key: doc.input.key };
+    };
+    const results = await writeSetBased(
+      tx,
+      valid.map(({ index, doc }) => ({ index, value: doc })),
+      async (q, items) => {
+        const answers = await writeDocumentBatch(
+          q,
+          ns,
+          items.map(({ value }) => ({ doc: value, staged: staged.has(value) })),
+          now,
+          visibilityParam(this.scope.principal),
+        );
+        return items.map(({ index, value }, n) => {
+          const answer = answers[n];
+          if (!answer) return null;
+          return 'error' in answer ? fail(index, value, answer.error) : succeed(index, value, answer);
+        });
+      },
+      async (q, doc, index) =>
+        succeed(index, doc, await this.writeDocument(q, ns, doc, now, staged.has(doc))),
+      logError,
+      {
+        onBulkFailure: (error) =>
+          this.scope.deps.logger.error('retainDocuments: the set-based write failed; writing one by one', {
+            error: String(error),
+            documents: valid.length,
+            visibility: vis === null ? 'all' : 'scoped',
+          }),
+        onItemFailure: async (_q, doc, index, error) => fail(index, doc, error),
+      },
+    );
+    const docOf = new Map(valid.map((v) => [v.index, v.doc]));
+    const done = results
+      .filter((r) => createdOf.has(r.index))
+      .sort((x, y) => x.index - y.index)
+      .map((result) => ({ result, doc: docOf.get(result.index)!, created: createdOf.get(result.index)! }));
+    await this.linkWritten(tx, ns, done, now);
+    return { results, done };
+  }
+
+  /** The links of the batch's written documents; a document whose links changed is UPDATED. */
+  private async linkWritten(
+    tx: Queryable,
+    ns: string,
+    done: readonly WrittenDocument[],
+    now: Date,
+  ): Promise<void> {
+    const changes = await writeLinksOfBatch(tx, ns, done, now, visibilityParam(this.scope.principal));
+    done.forEach((d, n) => {
+      const change = changes[n]!;
+      if (change.changed && d.result.status === 'UNCHANGED') d.result.status = 'UPDATED';
+      if (change.missing.length > 0) d.result.message = missingMessage(change.missing);
+    });
   }
 
   /** The steps of one large document; a failure message for its result, or null. */
@@ -433,6 +441,13 @@ export function isUnchanged(state: DocumentState | null, doc: PreparedDocument):
  * The documents whose chunks follow in steps: those with more than CHUNKS_PER_STEP chunks, and
  * the small ones beyond MAIN_TRANSACTION_CHUNKS chunks in all (document-steps.ts says why).
  */
+/** A document the main transaction wrote, with its result (links and large chunks amend it). */
+interface WrittenDocument {
+  result: WriteResult;
+  doc: PreparedDocument;
+  created: boolean;
+}
+
 function stagedDocuments(docs: readonly PreparedDocument[]): Set<PreparedDocument> {
   let budget = MAIN_TRANSACTION_CHUNKS;
   const staged = new Set<PreparedDocument>();

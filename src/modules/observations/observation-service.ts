@@ -35,6 +35,9 @@ import {
   rejected,
   rejectionFor,
   toPayload,
+  withSavepoint,
+  writeItems,
+  writeSetBased,
 } from '../../kernel/batch.js';
 import { MAX_BATCH } from '../entities/index.js';
 import { describe } from '../facts/index.js';
@@ -104,10 +107,10 @@ export interface Draft {
  * same transaction.
  *
  * Throughput: one statement finds the ids already known, one embedder call covers every text
- * of the request, and plain observations (no assertions) are written with one multi-row
- * statement per table under a single savepoint; only observations with assertions take a
- * savepoint each. Should the multi-row write fail, the plain items are retried one by one so
- * only the bad one is lost.
+ * of the request, and observations are written set-based (writeSetBased: multi-row statements
+ * under one savepoint), the plain ones first, then those with assertions; only strict
+ * namespaces and episodes take a savepoint per observation. Should a multi-row write fail, its
+ * items are retried one by one so only the bad one is lost.
  */
 export class ObservationService {
   constructor(private readonly scope: RequestScope) {}
@@ -166,47 +169,62 @@ export class ObservationService {
   }
 
   private async writeDrafts(tx: Queryable, ns: string, drafts: Draft[], now: Date): Promise<WriteResult[]> {
-    const results: WriteResult[] = [];
+    const one = (q: Queryable, d: Draft) => this.writeOne(q, ns, d, now);
+    const onUnexpected = (error: unknown) => this.logUnexpected(error);
+    const onItemFailure = (q: Queryable, d: Draft, _index: number, error: unknown) =>
+      this.keepAsFailed(q, ns, d, error);
     const plain = drafts.filter((d) => d.assertions === null);
-    if (plain.length > 0) {
-      await tx.query('SAVEPOINT bulk');
-      try {
-        const inserted = await insertObservations(
-          tx,
-          ns,
-          plain.map((d) => d.row),
-        );
-        const fresh = plain.filter((d) => inserted.has(d.id));
-        await writeIndex(tx, ns, fresh);
-        await tx.query('RELEASE SAVEPOINT bulk');
-        for (const d of plain) {
-          results.push(
-            inserted.has(d.id) ? this.created(ns, d, d.warning) : await this.notInserted(tx, ns, d),
-          );
-        }
-      } catch (error) {
-        await tx.query('ROLLBACK TO SAVEPOINT bulk');
-        this.logUnexpected(error);
-        for (const d of plain) results.push(await this.writeOne(tx, ns, d, now));
-      }
-    }
+    const results = await writeSetBased(
+      tx,
+      itemsOf(plain),
+      (q, items) => this.writePlain(q, ns, valuesOf(items)),
+      one,
+      onUnexpected,
+      { onItemFailure },
+    );
     const projected = drafts.filter((d) => d.assertions !== null);
     // Strict mode checks each assertion against what the ones before it wrote; episodes
     // rewrite their chunks: those observations are projected one at a time.
     const strict = projected.length > 0 && (await schemaPolicyFor(this.scope).schemaFor(tx, ns)).strict;
     const together = strict ? [] : projected.filter((d) => !d.assertions!.some((a) => a.kind === 'episode'));
-    if (together.length > 0) results.push(...(await this.writeProjected(tx, ns, together, now)));
-    for (const d of projected) {
-      if (!together.includes(d)) results.push(await this.writeOne(tx, ns, d, now));
-    }
+    results.push(
+      ...(await writeSetBased(
+        tx,
+        itemsOf(together),
+        (q, items) => this.writeProjected(q, ns, valuesOf(items), now),
+        one,
+        onUnexpected,
+        { onItemFailure },
+      )),
+    );
+    const alone = projected.filter((d) => !together.includes(d));
+    results.push(...(await writeItems(tx, itemsOf(alone), one, onUnexpected, onItemFailure)));
     await this.deriveIndex(tx, ns, drafts, writtenIds(results));
     return results;
   }
 
+  /** Plain observations (no assertions): one statement per table for the rows and their index. */
+  private async writePlain(tx: Queryable, ns: string, drafts: Draft[]): Promise<WriteResult[]> {
+    const inserted = await insertObservations(
+      tx,
+      ns,
+      drafts.map((d) => d.row),
+    );
+    await writeIndex(
+      tx,
+      ns,
+      drafts.filter((d) => inserted.has(d.id)),
+    );
+    const results: WriteResult[] = [];
+    for (const d of drafts) {
+      results.push(inserted.has(d.id) ? this.created(ns, d, d.warning) : await this.notInserted(tx, ns, d));
+    }
+    return results;
+  }
+
   /**
-   * Observations with assertions, all at once under one savepoint: one statement per table for
-   * the observations and their chunks, the set-based projection, one for the statuses and one
-   * for the mentions. Should any of it fail, each observation is written alone (writeOne).
+   * Observations with assertions, all at once: one statement per table for the observations
+   * and their chunks, the set-based projection, one for the statuses and one for the mentions.
    */
   private async writeProjected(
     tx: Queryable,
@@ -214,56 +232,46 @@ export class ObservationService {
     drafts: Draft[],
     now: Date,
   ): Promise<WriteResult[]> {
-    await tx.query('SAVEPOINT projected');
-    try {
-      const inserted = await insertObservations(
-        tx,
-        ns,
-        drafts.map((d) => ({ ...d.row, status: 'RECEIVED' as const })),
-      );
-      const fresh = drafts.filter((d) => inserted.has(d.id));
-      await writeIndex(tx, ns, fresh);
-      const outcomes = await projectAssertionBatch(
-        tx,
-        ns,
-        fresh.map((d) => ({ ctx: this.projectionContext(ns, d, now), assertions: d.assertions! })),
-        visibilityParam(this.scope.principal),
-      );
-      const settled = fresh.map((d, n) => settle(d, outcomes[n]!));
-      await setObservationStatuses(
-        tx,
-        ns,
-        settled.map((s, n) => ({ observationId: fresh[n]!.id, status: s.status, reason: s.reason })),
-      );
-      await insertMentions(
-        tx,
-        ns,
-        fresh.flatMap((d, n) => outcomes[n]!.mentions.filter((m) => m.entityKey !== d.id)),
-      );
-      await tx.query('RELEASE SAVEPOINT projected');
-      const results: WriteResult[] = [];
-      for (const d of drafts) {
-        const n = fresh.indexOf(d);
-        if (n < 0) {
-          results.push(await this.notInserted(tx, ns, d));
-          continue;
-        }
-        const outcome = outcomes[n]!;
-        const partial = outcome.results.some((a) => a.status === 'REJECTED');
-        results.push({
-          ...this.created(ns, d, settled[n]!.message),
-          ...(partial ? { status: 'PARTIAL' } : {}),
-          assertions: outcome.results,
-        });
+    const inserted = await insertObservations(
+      tx,
+      ns,
+      drafts.map((d) => ({ ...d.row, status: 'RECEIVED' as const })),
+    );
+    const fresh = drafts.filter((d) => inserted.has(d.id));
+    await writeIndex(tx, ns, fresh);
+    const outcomes = await projectAssertionBatch(
+      tx,
+      ns,
+      fresh.map((d) => ({ ctx: this.projectionContext(ns, d, now), assertions: d.assertions! })),
+      visibilityParam(this.scope.principal),
+    );
+    const settled = fresh.map((d, n) => settle(d, outcomes[n]!));
+    await setObservationStatuses(
+      tx,
+      ns,
+      settled.map((s, n) => ({ observationId: fresh[n]!.id, status: s.status, reason: s.reason })),
+    );
+    await insertMentions(
+      tx,
+      ns,
+      fresh.flatMap((d, n) => outcomes[n]!.mentions.filter((m) => m.entityKey !== d.id)),
+    );
+    const results: WriteResult[] = [];
+    for (const d of drafts) {
+      const n = fresh.indexOf(d);
+      if (n < 0) {
+        results.push(await this.notInserted(tx, ns, d));
+        continue;
       }
-      return results;
-    } catch (error) {
-      await tx.query('ROLLBACK TO SAVEPOINT projected');
-      this.logUnexpected(error);
-      const results: WriteResult[] = [];
-      for (const d of drafts) results.push(await this.writeOne(tx, ns, d, now));
-      return results;
+      const outcome = outcomes[n]!;
+      const partial = outcome.results.some((a) => a.status === 'REJECTED');
+      results.push({
+        ...this.created(ns, d, settled[n]!.message),
+        ...(partial ? { status: 'PARTIAL' } : {}),
+        assertions: outcome.results,
+      });
     }
+    return results;
   }
 
   private projectionContext(ns: string, d: Draft, now: Date): ProjectionContext {
@@ -288,53 +296,43 @@ export class ObservationService {
    * never the evidence: it is logged and the batch still commits.
    */
   private async deriveIndex(tx: Queryable, ns: string, drafts: Draft[], written: Set<string>): Promise<void> {
-    await tx.query('SAVEPOINT derive');
     try {
-      await deriveObservationIndex(tx, ns, drafts, written);
-      await tx.query('RELEASE SAVEPOINT derive');
+      await withSavepoint(tx, 'derive', (q) => deriveObservationIndex(q, ns, drafts, written));
     } catch (error) {
-      await tx.query('ROLLBACK TO SAVEPOINT derive');
       this.logUnexpected(error);
     }
   }
 
-  /** One observation under its own savepoint: record, index, project, settle the status. */
+  /**
+   * One observation (under the savepoint of writeItems): record, index, project, settle the
+   * status. Should it throw, keepAsFailed answers for it.
+   */
   private async writeOne(tx: Queryable, ns: string, d: Draft, now: Date): Promise<WriteResult> {
-    await tx.query('SAVEPOINT item');
-    try {
-      const projected = d.assertions !== null;
-      const inserted = await insertObservations(tx, ns, [
-        { ...d.row, status: projected ? 'RECEIVED' : 'PROCESSED' },
-      ]);
-      if (!inserted.has(d.id)) {
-        await tx.query('RELEASE SAVEPOINT item');
-        return this.notInserted(tx, ns, d);
-      }
-      await writeIndex(tx, ns, [d]);
-      // The node itself is not a mention: chunks lead back through their observation_id.
-      const mentions: MentionWrite[] = [];
-      let message = d.warning;
-      let assertionResults: AssertionResult[] | null = null;
-      if (d.assertions !== null) {
-        const outcome = await projectAssertions(tx, this.projectionContext(ns, d, now), d.assertions);
-        mentions.push(...outcome.mentions.filter((m) => m.entityKey !== d.id));
-        assertionResults = outcome.results;
-        const settled = settle(d, outcome);
-        message = settled.message;
-        await setObservationStatus(tx, ns, d.id, settled.status, settled.reason);
-      }
-      await insertMentions(tx, ns, mentions);
-      await tx.query('RELEASE SAVEPOINT item');
-      const partial = assertionResults?.some((a) => a.status === 'REJECTED') ?? false;
-      return {
-        ...this.created(ns, d, message),
-        ...(partial ? { status: 'PARTIAL' } : {}),
-        assertions: assertionResults,
-      };
-    } catch (error) {
-      await tx.query('ROLLBACK TO SAVEPOINT item');
-      return this.keepAsFailed(tx, ns, d, error);
+    const projected = d.assertions !== null;
+    const inserted = await insertObservations(tx, ns, [
+      { ...d.row, status: projected ? 'RECEIVED' : 'PROCESSED' },
+    ]);
+    if (!inserted.has(d.id)) return this.notInserted(tx, ns, d);
+    await writeIndex(tx, ns, [d]);
+    // The node itself is not a mention: chunks lead back through their observation_id.
+    const mentions: MentionWrite[] = [];
+    let message = d.warning;
+    let assertionResults: AssertionResult[] | null = null;
+    if (d.assertions !== null) {
+      const outcome = await projectAssertions(tx, this.projectionContext(ns, d, now), d.assertions);
+      mentions.push(...outcome.mentions.filter((m) => m.entityKey !== d.id));
+      assertionResults = outcome.results;
+      const settled = settle(d, outcome);
+      message = settled.message;
+      await setObservationStatus(tx, ns, d.id, settled.status, settled.reason);
     }
+    await insertMentions(tx, ns, mentions);
+    const partial = assertionResults?.some((a) => a.status === 'REJECTED') ?? false;
+    return {
+      ...this.created(ns, d, message),
+      ...(partial ? { status: 'PARTIAL' } : {}),
+      assertions: assertionResults,
+    };
   }
 
   /**
@@ -347,17 +345,16 @@ export class ObservationService {
         ? `${error.code}: ${error.message}`
         : 'processing failed with an internal error';
     if (!(error instanceof MemgateError)) this.logUnexpected(error);
-    await tx.query('SAVEPOINT item');
     try {
-      const inserted = await insertObservations(tx, ns, [
-        { ...d.row, status: 'FAILED', statusReason: truncate(reason, MAX_STATUS_REASON) },
-      ]);
-      await tx.query('RELEASE SAVEPOINT item');
-      if (!inserted.has(d.id)) return this.notInserted(tx, ns, d);
-      // Stored as evidence, nothing of it applied: a partial success, not a clean CREATED.
-      return { ...this.created(ns, d, `FAILED: ${reason}`), status: 'PARTIAL' };
+      return await withSavepoint(tx, 'item', async (q) => {
+        const inserted = await insertObservations(q, ns, [
+          { ...d.row, status: 'FAILED', statusReason: truncate(reason, MAX_STATUS_REASON) },
+        ]);
+        if (!inserted.has(d.id)) return this.notInserted(q, ns, d);
+        // Stored as evidence, nothing of it applied: a partial success, not a clean CREATED.
+        return { ...this.created(ns, d, `FAILED: ${reason}`), status: 'PARTIAL' as const };
+      });
     } catch (second) {
-      await tx.query('ROLLBACK TO SAVEPOINT item');
       return rejectionFor(d.index, error instanceof MemgateError ? error : second, (e) =>
         this.logUnexpected(e),
       );
@@ -430,6 +427,15 @@ export class ObservationService {
   private logUnexpected(error: unknown): void {
     this.scope.deps.logger.error('recordObservations item failed', { error: String(error) });
   }
+}
+
+/** The drafts as the batch writer's items. */
+function itemsOf(drafts: readonly Draft[]): { index: number; value: Draft }[] {
+  return drafts.map((d) => ({ index: d.index, value: d }));
+}
+
+function valuesOf(items: readonly { value: Draft }[]): Draft[] {
+  return items.map((i) => i.value);
 }
 
 /** An observation's status after its projection, the reason, and the item's message. */

@@ -10,6 +10,7 @@
  */
 import type { Queryable } from '../../db/database.js';
 import { keyUnavailable } from '../../errors.js';
+import { withSavepoint } from '../../kernel/batch.js';
 import type { MentionRole } from '../../kernel/store/mention-store.js';
 import { upsertEntityBatch } from '../entities/index.js';
 import { writeFactBatch } from '../facts/index.js';
@@ -87,12 +88,11 @@ export async function projectAssertionBatch(
 
   for (const { o, index, a } of alone) {
     const ctx = observations[o]!.ctx;
-    await tx.query('SAVEPOINT assertion');
     try {
-      ledgers[o]!.touched.push(...(await applyAssertion(tx, ctx, index, a)));
-      await tx.query('RELEASE SAVEPOINT assertion');
+      ledgers[o]!.touched.push(
+        ...(await withSavepoint(tx, 'assertion', (q) => applyAssertion(q, ctx, index, a))),
+      );
     } catch (error) {
-      await tx.query('ROLLBACK TO SAVEPOINT assertion');
       ledgers[o]!.rejected.push(assertionRejection(index, a.kind, error, ctx.onUnexpected));
     }
   }

@@ -18,7 +18,7 @@
  */
 import { z } from 'zod';
 import type { Queryable } from '../../db/database.js';
-import type { AssertionResult } from '../../kernel/batch.js';
+import { type AssertionResult, withSavepoint } from '../../kernel/batch.js';
 import { combinePii, detectPii, detectPiiInJson } from '../../domain/pii.js';
 import { MemgateError } from '../../errors.js';
 import type { MentionRole, MentionWrite } from '../../kernel/store/mention-store.js';
@@ -161,12 +161,11 @@ export async function projectAssertions(
       rejectedList.push({ index, kind: assertion.kind, code: assertion.code, message: assertion.message });
       continue;
     }
-    await tx.query('SAVEPOINT assertion');
     try {
-      touched.push(...(await applyAssertion(tx, checked, index, assertion)));
-      await tx.query('RELEASE SAVEPOINT assertion');
+      touched.push(
+        ...(await withSavepoint(tx, 'assertion', (q) => applyAssertion(q, checked, index, assertion))),
+      );
     } catch (error) {
-      await tx.query('ROLLBACK TO SAVEPOINT assertion');
       rejectedList.push(assertionRejection(index, assertion.kind, error, ctx.onUnexpected));
     }
   }

@@ -2,6 +2,7 @@ import { assertCanWrite, visibilityParam } from '../../auth/principal.js';
 import { parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
 import {
+  allowLongImportStatements,
   countEmbeddedChunks,
   dropVectorIndex,
   ensureVectorIndex,
@@ -155,7 +156,7 @@ export class BulkImportService {
     // (both bounded by the batch: only the new turns' neighbourhoods are re-read).
     await withBatchContext(drafts, await findContextWindow(this.scope.db, ns));
     const inserted = await this.scope.db.transaction('importObservations', async (tx) => {
-      await tx.query(`SET LOCAL statement_timeout = '10min'`);
+      await allowLongImportStatements(tx);
       const ids = await insertObservationsBulk(
         tx,
         ns,

@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import type { Database, Queryable } from '../../db/database.js';
+import type { Database } from '../../db/database.js';
 import {
   DOMAIN_PACK_TYPE,
   EXPORT_TABLES,
   type RecordType,
   type Row,
   advanceIdentity,
+  appliedMigrations,
   beginSnapshot,
   countRows,
   insertRows,
@@ -83,13 +84,6 @@ export async function readExport(
       }
     }
   });
-}
-
-async function appliedMigrations(q: Queryable): Promise<string[]> {
-  const { rows } = await q.query<{ name: string }>(
-    '/* exportMigrations */ SELECT name FROM schema_migrations ORDER BY name',
-  );
-  return rows.map((r) => r.name);
 }
 
 /** Writes the export as JSON Lines to `write` (one call per line, newline included). */

@@ -91,11 +91,39 @@ export async function importJsonlWith(
   const plan = bulk
     ? await writer.beginImport(options.namespace, bulk.expectedLines, bulk.vectorIndex)
     : null;
-  const writeObservations = bulk
-    ? writer.importObservations.bind(writer)
-    : writer.recordObservations.bind(writer);
-  const maxReasons = options.maxReasons ?? 5;
-  const summary: ImportSummary = {
+  const tally = new ImportTally(options.maxReasons ?? 5);
+  const summary = tally.summary;
+  const flush = async (entries: Entry[]) => {
+    if (entries.length === 0) return;
+    await writeEntries(writer, options, entries, tally);
+    summary.ms = performance.now() - started;
+    options.onProgress?.(summary);
+  };
+  let batch: Entry[] = [];
+  for await (const entry of readEntries(input, tally)) {
+    batch.push(entry);
+    if (batch.length < batchSize) continue;
+    const full = batch;
+    batch = [];
+    await flush(full);
+  }
+  await flush(batch);
+  if (plan) {
+    bulk?.onIndexBuild?.();
+    const finish = await writer.finishImport(options.namespace);
+    summary.vectorIndex = { plan: plan.vectorIndex, finish: finish.vectorIndex, ms: finish.ms };
+  }
+  summary.ms = performance.now() - started;
+  return summary;
+}
+
+/**
+ * The summary of an import so far. Lines that fail to parse are counted at once, the others
+ * when their batch is written (observations before documents), so rejections arrive out of
+ * line order: the lowest-numbered ones are kept, sorted.
+ */
+class ImportTally {
+  readonly summary: ImportSummary = {
     lines: 0,
     observations: 0,
     documents: 0,
@@ -108,66 +136,41 @@ export async function importJsonlWith(
     bytes: 0,
     ms: 0,
   };
-  // Lines that fail to parse are counted at once, the others when their batch is written
-  // (observations before documents), so rejections arrive out of line order: keep the
-  // lowest-numbered ones, sorted.
-  const firstRejections: { line: number; text: string }[] = [];
-  const count = (line: number, status: WriteStatus, code?: string | null, message?: string | null) => {
+  private readonly firstRejections: { line: number; text: string }[] = [];
+
+  constructor(private readonly maxReasons: number) {}
+
+  count(line: number, status: WriteStatus, code?: string | null, message?: string | null): void {
+    const summary = this.summary;
     summary.statuses[status] = (summary.statuses[status] ?? 0) + 1;
     if (status === 'REJECTED') {
       summary.rejected++;
-      const text = `line ${line}: ${code ?? 'REJECTED'} ${truncate(message ?? '', 300)}`.trim();
-      const at = firstRejections.findIndex((r) => r.line > line);
-      firstRejections.splice(at < 0 ? firstRejections.length : at, 0, { line, text });
-      if (firstRejections.length > maxReasons) firstRejections.pop();
-      summary.reasons = firstRejections.map((r) => r.text);
+      this.keepReason(line, `line ${line}: ${code ?? 'REJECTED'} ${truncate(message ?? '', 300)}`.trim());
     } else if (status === 'PARTIAL') summary.partial++;
     else if (status === 'DUPLICATE' || status === 'UNCHANGED') summary.duplicate++;
     else summary.accepted++;
-  };
-  const apply = (entries: Entry[], payload: WritePayload) => {
+  }
+
+  /** Counts a written batch's results, each against its line. */
+  apply(entries: readonly Entry[], payload: WritePayload): void {
     for (const r of payload.results) {
       const entry = entries[r.index];
-      if (entry) count(entry.line, r.status, r.code, r.message);
+      if (entry) this.count(entry.line, r.status, r.code, r.message);
     }
-  };
+  }
 
-  let batch: Entry[] = [];
-  const flush = async () => {
-    if (batch.length === 0) return;
-    const entries = batch;
-    batch = [];
-    const observations = entries.filter((e) => e.type === 'observation');
-    const documents = entries.filter((e) => e.type === 'document');
-    try {
-      if (observations.length > 0) {
-        apply(
-          observations,
-          await writeObservations(
-            options.namespace,
-            observations.map((e) => e.value),
-          ),
-        );
-      }
-      for (const group of documentGroups(documents)) {
-        apply(
-          group,
-          await writer.retainDocuments(
-            options.namespace,
-            group.map((e) => e.value),
-          ),
-        );
-      }
-    } catch (error) {
-      const first = entries[0]!.line;
-      const last = entries[entries.length - 1]!.line;
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new Error(`import stopped at lines ${first}–${last}: ${reason}`);
-    }
-    summary.ms = performance.now() - started;
-    options.onProgress?.(summary);
-  };
+  private keepReason(line: number, text: string): void {
+    const rejections = this.firstRejections;
+    const at = rejections.findIndex((r) => r.line > line);
+    rejections.splice(at < 0 ? rejections.length : at, 0, { line, text });
+    if (rejections.length > this.maxReasons) rejections.pop();
+    this.summary.reasons = rejections.map((r) => r.text);
+  }
+}
 
+/** The input's lines as entries: blank ones skipped, unparsable ones counted REJECTED at once. */
+async function* readEntries(input: NodeJS.ReadableStream, tally: ImportTally): AsyncGenerator<Entry> {
+  const summary = tally.summary;
   const reader = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let lineNo = 0;
   for await (const text of reader) {
@@ -177,22 +180,48 @@ export async function importJsonlWith(
     summary.lines++;
     const parsed = parseImportLine(text);
     if (parsed.type === 'error') {
-      count(lineNo, 'REJECTED', parsed.code, parsed.message);
+      tally.count(lineNo, 'REJECTED', parsed.code, parsed.message);
       continue;
     }
     if (parsed.type === 'observation') summary.observations++;
     else summary.documents++;
-    batch.push({ line: lineNo, type: parsed.type, value: parsed.value });
-    if (batch.length >= batchSize) await flush();
+    yield { line: lineNo, type: parsed.type, value: parsed.value };
   }
-  await flush();
-  if (plan) {
-    bulk?.onIndexBuild?.();
-    const finish = await writer.finishImport(options.namespace);
-    summary.vectorIndex = { plan: plan.vectorIndex, finish: finish.vectorIndex, ms: finish.ms };
+}
+
+/** One batch: its observations in one call, then its documents in groups; a failure stops the import. */
+async function writeEntries(
+  writer: ImportWriter,
+  options: ImportOptions,
+  entries: Entry[],
+  tally: ImportTally,
+): Promise<void> {
+  const ns = options.namespace;
+  const observations = entries.filter((e) => e.type === 'observation');
+  const documents = entries.filter((e) => e.type === 'document');
+  try {
+    if (observations.length > 0) {
+      const values = observations.map((e) => e.value);
+      const payload = options.bulk
+        ? await writer.importObservations(ns, values)
+        : await writer.recordObservations(ns, values);
+      tally.apply(observations, payload);
+    }
+    for (const group of documentGroups(documents)) {
+      tally.apply(
+        group,
+        await writer.retainDocuments(
+          ns,
+          group.map((e) => e.value),
+        ),
+      );
+    }
+  } catch (error) {
+    const first = entries[0]!.line;
+    const last = entries[entries.length - 1]!.line;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`import stopped at lines ${first}–${last}: ${reason}`);
   }
-  summary.ms = performance.now() - started;
-  return summary;
 }
 
 /** Splits documents so no request holds more than the service accepts or ~8 MiB of text. */

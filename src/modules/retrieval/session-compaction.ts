@@ -7,6 +7,7 @@ import { collapseWhitespace } from '../../domain/whitespace.js';
 import { globalId, parseGlobalId } from '../../global-id.js';
 import {
   type SessionCompactRow,
+  type SessionState,
   findCompacts,
   saveCompact,
   sessionMessages,
@@ -59,14 +60,44 @@ interface Located {
   sessionId: string;
 }
 
+type Compaction = { pack: ContextPackValue; compacted: string[]; replacements: Replacement[] };
+
+/** Candidate items' session refs (`<ns>\0<kind>:<local id>`) and the refs to look up per namespace. */
+interface SessionRefs {
+  byNamespace: Map<string, { chunks: number[]; observations: string[] }>;
+  refOf: Map<string, string>;
+}
+
+/** What replaces a session's items: the compact for the best of them, nothing for the others. */
+type Replaced = Map<string, PackedItem | null>;
+
 export async function compactSessions(
   db: Queryable,
   pack: ContextPackValue,
   visibleScopes: string[] | null,
   charsPerToken: number,
-): Promise<{ pack: ContextPackValue; compacted: string[]; replacements: Replacement[] }> {
-  // Items that may belong to a session: chunks and observations, per namespace.
-  const refsByNs = new Map<string, { chunks: number[]; observations: string[] }>();
+): Promise<Compaction> {
+  const unchanged = { pack, compacted: [], replacements: [] };
+  const refs = sessionRefs(pack);
+  if (refs.byNamespace.size === 0) return unchanged;
+  const sessionOf = await lookUpSessions(db, refs, visibleScopes);
+  const over = [...groupBySession(pack, refs, sessionOf)].filter(
+    ([, members]) => members.length > COMPACT_THRESHOLD,
+  );
+  if (over.length === 0) return unchanged;
+  const compacts = await loadCompacts(db, over, visibleScopes);
+  const { replaced, compacted } = replaceSessions(over, compacts, charsPerToken);
+  if (compacted.length === 0) return unchanged;
+  return {
+    pack: repack(pack, replaced, charsPerToken),
+    compacted,
+    replacements: [...replaced].map(([itemId, by]) => ({ itemId, by, reason: 'SESSION_COMPACTED' })),
+  };
+}
+
+/** Items that may belong to a session: chunks and observations, per namespace. */
+function sessionRefs(pack: ContextPackValue): SessionRefs {
+  const byNamespace: SessionRefs['byNamespace'] = new Map();
   const refOf = new Map<string, string>();
   for (const section of pack.sections) {
     for (const item of section.items) {
@@ -74,35 +105,58 @@ export async function compactSessions(
       const parsed = parseGlobalId(item.id);
       const local = parsed?.parts[parsed.parts.length - 1];
       if (local === undefined) continue;
-      const refs = refsByNs.get(item.namespace) ?? { chunks: [], observations: [] };
+      const refs = byNamespace.get(item.namespace) ?? { chunks: [], observations: [] };
       if (item.kind === 'chunk') refs.chunks.push(Number(local));
       else refs.observations.push(String(local));
-      refsByNs.set(item.namespace, refs);
+      byNamespace.set(item.namespace, refs);
       refOf.set(item.id, `${item.namespace}\u0000${item.kind}:${local}`);
     }
   }
-  if (refsByNs.size === 0) return { pack, compacted: [], replacements: [] };
+  return { byNamespace, refOf };
+}
+
+/** The session of each ref that has one (one statement per namespace). */
+async function lookUpSessions(
+  db: Queryable,
+  refs: SessionRefs,
+  visibleScopes: string[] | null,
+): Promise<Map<string, string>> {
   const sessionOf = new Map<string, string>();
   await Promise.all(
-    [...refsByNs].map(async ([ns, refs]) => {
-      for (const r of await sessionsOfItems(db, ns, refs.chunks, refs.observations, visibleScopes)) {
-        sessionOf.set(`${ns}\u0000${r.ref}`, r.sessionId);
+    [...refs.byNamespace].map(async ([ns, r]) => {
+      for (const s of await sessionsOfItems(db, ns, r.chunks, r.observations, visibleScopes)) {
+        sessionOf.set(`${ns}\u0000${s.ref}`, s.sessionId);
       }
     }),
   );
+  return sessionOf;
+}
+
+/** The pack's items by `<ns>\0<session id>`, in pack order. */
+function groupBySession(
+  pack: ContextPackValue,
+  refs: SessionRefs,
+  sessionOf: ReadonlyMap<string, string>,
+): Map<string, Located[]> {
   const groups = new Map<string, Located[]>();
   for (const section of pack.sections) {
     for (const item of section.items) {
-      const ref = refOf.get(item.id);
+      const ref = refs.refOf.get(item.id);
       const sessionId = ref ? sessionOf.get(ref) : undefined;
       if (!sessionId) continue;
       const key = `${item.namespace}\u0000${sessionId}`;
       groups.set(key, [...(groups.get(key) ?? []), { item, section: section.kind, sessionId }]);
     }
   }
-  const over = [...groups].filter(([, members]) => members.length > COMPACT_THRESHOLD);
-  if (over.length === 0) return { pack, compacted: [], replacements: [] };
+  return groups;
+}
 
+/** The compacts of the sessions over the threshold, by `<ns>\0<session id>`: cached, or built now. */
+async function loadCompacts(
+  db: Queryable,
+  over: readonly [string, Located[]][],
+  visibleScopes: string[] | null,
+): Promise<Map<string, SessionCompactRow>> {
   const compacts = new Map<string, SessionCompactRow>();
   const byNs = new Map<string, string[]>();
   for (const [key] of over) {
@@ -119,64 +173,95 @@ export async function compactSessions(
       for (const state of states) {
         if (state.restricted) continue;
         const hit = cachedBy.get(state.sessionId);
-        if (
-          hit &&
-          hit.itemCount === state.itemCount &&
-          new Date(hit.lastRecordedAt).getTime() === new Date(state.lastRecordedAt).getTime()
-        ) {
-          compacts.set(`${ns}\u0000${state.sessionId}`, hit);
-          continue;
-        }
-        const messages = await sessionMessages(db, ns, state.sessionId, COMPACT_MAX_MESSAGES);
-        if (messages.length === 0) continue;
-        const built: SessionCompactRow = {
-          sessionId: state.sessionId,
-          summary: extractiveSummary(state.sessionId, messages),
-          itemCount: state.itemCount,
-          lastRecordedAt: state.lastRecordedAt,
-          firstAt: messages[0]!.occurredAt,
-          lastAt: messages[messages.length - 1]!.occurredAt,
-        };
-        await saveCompact(db, ns, built);
-        compacts.set(`${ns}\u0000${state.sessionId}`, built);
+        const compact = hit && isCurrent(hit, state) ? hit : await buildCompact(db, ns, state);
+        if (compact) compacts.set(`${ns}\u0000${state.sessionId}`, compact);
       }
     }),
   );
+  return compacts;
+}
 
-  const replaced = new Map<string, PackedItem | null>(); // item id → compact (for the best) or null
+/** A cached compact still stands while the session's count and latest recordedAt are unchanged. */
+function isCurrent(
+  hit: SessionCompactRow,
+  state: { itemCount: number; lastRecordedAt: Date | string },
+): boolean {
+  return (
+    hit.itemCount === state.itemCount &&
+    new Date(hit.lastRecordedAt).getTime() === new Date(state.lastRecordedAt).getTime()
+  );
+}
+
+/** Summarises the session's messages and caches the compact; null for a session without any. */
+async function buildCompact(
+  db: Queryable,
+  ns: string,
+  state: SessionState,
+): Promise<SessionCompactRow | null> {
+  const messages = await sessionMessages(db, ns, state.sessionId, COMPACT_MAX_MESSAGES);
+  if (messages.length === 0) return null;
+  const built: SessionCompactRow = {
+    sessionId: state.sessionId,
+    summary: extractiveSummary(state.sessionId, messages),
+    itemCount: state.itemCount,
+    lastRecordedAt: state.lastRecordedAt,
+    firstAt: messages[0]!.occurredAt,
+    lastAt: messages[messages.length - 1]!.occurredAt,
+  };
+  await saveCompact(db, ns, built);
+  return built;
+}
+
+/** Each session with a compact that fits: its best item becomes the compact, the others go. */
+function replaceSessions(
+  over: readonly [string, Located[]][],
+  compacts: ReadonlyMap<string, SessionCompactRow>,
+  charsPerToken: number,
+): { replaced: Replaced; compacted: string[] } {
+  const replaced: Replaced = new Map();
   const compacted: string[] = [];
   for (const [key, members] of over) {
     const compact = compacts.get(key);
     if (!compact) continue;
     const best = members.reduce((a, b) => (b.item.score > a.item.score ? b : a));
-    const budget = members.reduce((sum, m) => sum + m.item.tokenEstimate, 0);
-    const label = itemLabel([`Session ${compact.sessionId} (compact)`]);
-    let text = compact.summary;
-    // Never more than what it replaces: cut the summary until its block fits.
-    while (
-      text.length > 0 &&
-      pieceCost(renderItem({ kind: 'session', label, text }), charsPerToken) > budget
-    ) {
-      text = text.slice(0, Math.floor(text.length * 0.9));
-    }
-    if (!text) continue;
-    const ns = best.item.namespace!;
-    const compactItem: PackedItem = {
-      ...best.item,
-      kind: 'session',
-      id: globalId('SessionCompact', ns, compact.sessionId),
-      text,
-      title: `Session ${compact.sessionId}`,
-      sourcePath: null,
-      score: best.item.score,
-      tokenEstimate: pieceCost(renderItem({ kind: 'session', label, text }), charsPerToken),
-      conflict: false,
-    };
-    for (const m of members) replaced.set(m.item.id, m.item.id === best.item.id ? compactItem : null);
+    const item = compactItem(best.item, members, compact, charsPerToken);
+    if (!item) continue;
+    for (const m of members) replaced.set(m.item.id, m.item.id === best.item.id ? item : null);
     compacted.push(compact.sessionId);
   }
-  if (compacted.length === 0) return { pack, compacted: [], replacements: [] };
+  return { replaced, compacted };
+}
 
+/** The compact as a pack item in the best item's place; null when not even a cut of it fits. */
+function compactItem(
+  best: PackedItem,
+  members: readonly Located[],
+  compact: SessionCompactRow,
+  charsPerToken: number,
+): PackedItem | null {
+  const budget = members.reduce((sum, m) => sum + m.item.tokenEstimate, 0);
+  const label = itemLabel([`Session ${compact.sessionId} (compact)`]);
+  let text = compact.summary;
+  // Never more than what it replaces: cut the summary until its block fits.
+  while (text.length > 0 && pieceCost(renderItem({ kind: 'session', label, text }), charsPerToken) > budget) {
+    text = text.slice(0, Math.floor(text.length * 0.9));
+  }
+  if (!text) return null;
+  return {
+    ...best,
+    kind: 'session',
+    id: globalId('SessionCompact', best.namespace!, compact.sessionId),
+    text,
+    title: `Session ${compact.sessionId}`,
+    sourcePath: null,
+    score: best.score,
+    tokenEstimate: pieceCost(renderItem({ kind: 'session', label, text }), charsPerToken),
+    conflict: false,
+  };
+}
+
+/** The pack with the replacements made, its text rendered again and its budget adjusted. */
+function repack(pack: ContextPackValue, replaced: Replaced, charsPerToken: number): ContextPackValue {
   const sections: PackSectionValue[] = pack.sections
     .map((s) => ({
       kind: s.kind,
@@ -195,15 +280,11 @@ export async function compactSessions(
     .reduce((sum, i) => sum + i.tokenEstimate, 0);
   const newCost = [...replaced.values()].reduce((sum, i) => sum + (i?.tokenEstimate ?? 0), 0);
   return {
-    pack: {
-      ...pack,
-      sections,
-      text,
-      tokenEstimate: estimateTokens(text, charsPerToken),
-      budget: { ...pack.budget, used: pack.budget.used - oldCost + newCost },
-    },
-    compacted,
-    replacements: [...replaced].map(([itemId, by]) => ({ itemId, by, reason: 'SESSION_COMPACTED' })),
+    ...pack,
+    sections,
+    text,
+    tokenEstimate: estimateTokens(text, charsPerToken),
+    budget: { ...pack.budget, used: pack.budget.used - oldCost + newCost },
   };
 }
 

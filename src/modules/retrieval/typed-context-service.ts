@@ -23,38 +23,26 @@
  */
 import { z } from 'zod';
 import { assertCanRead } from '../../auth/principal.js';
-import { type NamespaceSchema, canonicalKind, kindSpellings } from '../../domain/domain-pack.js';
+import { type NamespaceSchema, canonicalKind } from '../../domain/domain-pack.js';
 import { canonicalJson, sha256Hex } from '../../domain/ids.js';
-import { type KeyTemplate, fillTemplate, likePattern, matchTemplate } from '../../domain/key-template.js';
-import { MAX_MATCH_INPUT } from '../../domain/regex-safety.js';
 import { badInput, parseInput } from '../../errors.js';
-import type { FactRow } from '../../kernel/store/fact-store.js';
-import {
-  type AnchorCandidate,
-  type EntityAsOf,
-  nearestOwners,
-  entitiesAsOf,
-  insertTypedTraces,
-  matchAnchorCandidates,
-  traversalLevel,
-} from './store/typed-traversal-store.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
-import { schemaPolicyFor } from '../domain-packs/index.js';
+import type { FactRow } from '../../kernel/store/fact-store.js';
 import { kindSchema, namespaceSchema } from '../../kernel/validation.js';
-
-export const TYPED_LIMITS = {
-  namespaces: 10,
-  anchors: 50,
-  steps: 10,
-  maxDepth: 5,
-  maxLimit: 200,
-  /** Entities one anchor may resolve to (an alias can be ambiguous). */
-  matchesPerAnchor: 10,
-  /** Edges kept per breadth level (edges back to already-seen entities included). */
-  edgesPerLevel: 2000,
-  /** Minimum cosine similarity for a semantic anchor. */
-  semanticMinScore: 0.3,
-} as const;
+import { schemaPolicyFor } from '../domain-packs/index.js';
+import { type EntityAsOf, entitiesAsOf, insertTypedTraces } from './store/typed-traversal-store.js';
+import { resolveAnchors } from './typed-anchors.js';
+import {
+  type AnchorResolution,
+  type Reached,
+  type ResolutionRoute,
+  type TraceDecision,
+  type TraversalStep,
+  TYPED_LIMITS,
+  cmp,
+  sortKeys,
+} from './typed-context-model.js';
+import { type StepReport, type WalkState, type WalkedFact, walkSteps } from './typed-walk.js';
 
 const stepSchema = z.object({
   relation: z.string().min(1, 'relation must not be empty').max(256),
@@ -88,18 +76,6 @@ export const typedContextInputSchema = z.object({
   asOf: z.date().nullish(),
   allowSemantic: z.boolean().nullish(),
 });
-
-export type ResolutionRoute = 'exact' | 'alias' | 'pattern' | 'semantic';
-
-export interface AnchorResolution {
-  namespace: string;
-  key: string;
-  kind: string;
-  resolvedBy: ResolutionRoute;
-  evidence: 'ASSERTED' | 'INFERRED';
-  /** What matched: the alias template, the pattern and the identifier it extracted, the score. */
-  detail: Record<string, unknown> | null;
-}
 
 export interface AnchorReport {
   kind: string;
@@ -136,437 +112,289 @@ export interface TypedContextValue {
   traceId: string;
 }
 
-interface Reached {
-  step: number;
-  depth: number;
-  anchor: boolean;
+type TypedContextInput = z.infer<typeof typedContextInputSchema>;
+
+/** The parsed request: its namespaces (each once), steps with defaults, the instant walked. */
+interface TypedRequest {
+  input: TypedContextInput;
+  namespaces: string[];
+  steps: TraversalStep[];
+  now: Date;
+  asOf: Date;
 }
+
+/** An entity the walk reached, as of the request's instant. */
+interface ReachedEntity {
+  namespace: string;
+  row: EntityAsOf;
+  reached: Reached;
+}
+
+/** What one namespace contributed: its anchors' resolutions, entities, facts and trace. */
+interface NamespaceWalk {
+  namespace: string;
+  schema: NamespaceSchema;
+  resolutions: AnchorResolution[][];
+  entities: ReachedEntity[];
+  facts: WalkedFact[];
+  trace: { channels: unknown; decisions: TraceDecision[]; visibility: Set<string> };
+  warnings: string[];
+}
+
+/** The answer before its trace id and warnings. */
+type TypedResult = Omit<TypedContextValue, 'warnings' | 'traceId'>;
 
 export class TypedContextService {
   constructor(private readonly scope: RequestScope) {}
 
   async typedContext(raw: unknown): Promise<TypedContextValue> {
     const input = parseInput(typedContextInputSchema, raw, 'typedContext input');
-    const principal = this.scope.principal;
     const namespaces = [...new Set(input.namespaces)];
-    for (const ns of namespaces) assertCanRead(principal, ns);
-    const steps = input.traverse.map((s) => ({
-      relation: s.relation,
-      direction: s.direction ?? 'OUT',
-      depth: s.depth ?? 1,
-      limit: s.limit ?? 50,
-      from: s.from ?? 'anchors',
-    }));
-    if (steps[0]?.from === 'previous')
-      throw badInput('traverse[0]: the first step cannot start from "previous".');
-    const now = new Date();
-    const asOf = input.asOf ?? now;
-    const vis = principal.scopes;
-    const db = this.scope.db;
-    const policy = schemaPolicyFor(this.scope);
-    const warnings: string[] = [];
-
-    const reports: AnchorReport[] = input.anchors.map((a) => ({
-      kind: a.kind,
-      value: a.value,
-      resolved: false,
-      resolvedBy: null,
-      matches: [],
-    }));
-    const entityRows: { namespace: string; row: EntityAsOf; reached: Reached }[] = [];
-    const facts = new Map<string, FactRow>();
-    const factOrder: { key: string; namespace: string; step: number; depth: number; seq: number }[] = [];
-    const traces: { namespace: string; channels: unknown; decisions: unknown[]; visibility: Set<string> }[] =
-      [];
-
-    for (const ns of namespaces) {
-      const schema = await policy.schemaFor(db, ns);
-      const resolutions = await this.resolveAnchors(ns, schema, input.anchors, Boolean(input.allowSemantic));
-      const reached = new Map<string, Reached>();
-      const decisions: unknown[] = [];
-      resolutions.forEach((list, i) => {
-        for (const r of list) {
-          reports[i]!.matches.push(r);
-          if (!reached.has(r.key)) reached.set(r.key, { step: 0, depth: 0, anchor: true });
-          decisions.push({
-            id: r.key,
-            kind: 'entity',
-            decision: 'included',
-            reason: `anchor ${i}: ${r.resolvedBy}`,
-          });
-        }
-      });
-      const anchorKeys = sortKeys([...reached.keys()]);
-      let previous: string[] = [];
-      const stepReports: unknown[] = [];
-      for (const [s, step] of steps.entries()) {
-        const temporal = schema.relations.get(step.relation)?.temporal ?? true;
-        let frontier = step.from === 'previous' ? previous : anchorKeys;
-        const stepNew: string[] = [];
-        const levels: unknown[] = [];
-        for (let depth = 1; depth <= step.depth && frontier.length > 0; depth += 1) {
-          const remaining = step.limit - stepNew.length;
-          if (remaining <= 0) break;
-          const edges = await traversalLevel(
-            db,
-            ns,
-            {
-              frontier,
-              relation: step.relation,
-              direction: step.direction,
-              asOf: temporal ? asOf : now,
-              seen: [...reached.keys()],
-              remaining,
-              edgeCap: TYPED_LIMITS.edgesPerLevel,
-            },
-            vis,
-          );
-          if (edges.length >= TYPED_LIMITS.edgesPerLevel) {
-            warnings.push(
-              `${ns}: step ${s + 1} depth ${depth} kept the first ${TYPED_LIMITS.edgesPerLevel} edges`,
-            );
-          }
-          const fresh: string[] = [];
-          for (const e of edges) {
-            if (e.isNew && !reached.has(e.other)) {
-              reached.set(e.other, { step: s + 1, depth, anchor: false });
-              fresh.push(e.other);
-              decisions.push({
-                id: e.other,
-                kind: 'entity',
-                decision: 'included',
-                reason: `step ${s + 1} depth ${depth} via ${e.factId}`,
-              });
-            }
-            const id = `${ns}\u0000${e.factId}`;
-            if (!facts.has(id)) {
-              const { fromKey: _f, other: _o, isNew: _n, ...fact } = e;
-              facts.set(id, fact);
-              factOrder.push({ key: id, namespace: ns, step: s + 1, depth, seq: factOrder.length });
-              decisions.push({
-                id: e.factId,
-                kind: 'fact',
-                decision: 'included',
-                reason: `step ${s + 1} depth ${depth}`,
-              });
-            }
-          }
-          levels.push({ depth, frontier: frontier.length, edges: edges.length, newEntities: fresh.length });
-          stepNew.push(...fresh);
-          frontier = sortKeys(fresh);
-        }
-        previous = sortKeys(stepNew);
-        stepReports.push({
-          ...step,
-          temporal,
-          walkedAsOf: (temporal ? asOf : now).toISOString(),
-          levels,
-          newEntities: stepNew.length,
-        });
-      }
-      const rows = await entitiesAsOf(db, ns, [...reached.keys()], asOf, vis);
-      const visibility = new Set<string>();
-      for (const row of rows) {
-        entityRows.push({ namespace: ns, row, reached: reached.get(row.key)! });
-        for (const v of row.visibility) visibility.add(v);
-      }
-      for (const f of facts.values()) if (f.namespace === ns) for (const v of f.visibility) visibility.add(v);
-      traces.push({
-        namespace: ns,
-        channels: {
-          typed: {
-            anchors: input.anchors.length,
-            resolved: resolutions.filter((l) => l.length > 0).length,
-            packs: schema.packs,
-            steps: stepReports,
-          },
-        },
-        decisions,
-        visibility,
-      });
-    }
-
-    // ---- output, in a fixed order
-    for (const r of reports) {
-      r.matches.sort((a, b) => cmp(a.namespace, b.namespace) || cmp(a.key, b.key));
-      r.resolved = r.matches.length > 0;
-      r.resolvedBy = r.matches[0]?.resolvedBy ?? null;
-    }
-    const unresolved = reports.filter((r) => !r.resolved).map((r) => `${r.kind}:${r.value}`);
-    const schemas = new Map<string, NamespaceSchema>();
-    for (const ns of namespaces) schemas.set(ns, await policy.schemaFor(db, ns));
-    const byKind = new Map<string, TypedEntity[]>();
-    for (const { namespace, row, reached } of entityRows) {
-      const kind = canonicalKind(schemas.get(namespace)!, row.kind) ?? row.kind;
-      const list = byKind.get(kind) ?? [];
-      list.push({
-        namespace,
-        key: row.key,
-        kind: row.kind,
-        title: row.title,
-        attributes: row.attributes,
-        attributesValidFrom: row.attributesFrom ? new Date(row.attributesFrom).toISOString() : null,
-        stale: row.stale,
-        anchor: reached.anchor,
-        step: reached.step,
-        depth: reached.depth,
-        sourcePath: row.sourcePath,
-      });
-      byKind.set(kind, list);
-    }
-    const sections = [...byKind.entries()]
-      .sort(([a], [b]) => cmp(a, b))
-      .map(([kind, entities]) => ({
-        kind,
-        entities: entities.sort((a, b) => cmp(a.namespace, b.namespace) || cmp(a.key, b.key)),
-      }));
-    const orderedFacts = factOrder
-      // Walk order: step, level, namespace, then the level's own order (other endpoint's key, fact id).
-      .sort((a, b) => a.step - b.step || a.depth - b.depth || cmp(a.namespace, b.namespace) || a.seq - b.seq)
-      .map((f) => facts.get(f.key)!);
-    const sources = entityRows
-      .filter(({ row }) => row.sourcePath !== null || row.kind === 'document')
-      .map(({ namespace, row }) => ({
-        namespace,
-        key: row.key,
-        title: row.title,
-        sourcePath: row.sourcePath,
-      }))
-      .sort((a, b) => cmp(a.namespace, b.namespace) || cmp(a.key, b.key));
-    const used = {
-      entities: entityRows.map(({ namespace, row }) => `${namespace}:${row.key}`).sort(cmp),
-      facts: orderedFacts.map((f) => `${f.namespace}:${f.factId}`).sort(cmp),
-      snapshots: [
-        ...new Set(
-          entityRows
-            .filter(({ row }) => row.snapshotId)
-            .map(({ namespace, row }) => `${namespace}:${row.snapshotScope}#${row.snapshotId}`),
-        ),
-      ].sort(cmp),
-    };
-
-    const request = {
-      namespaces,
-      anchors: input.anchors,
-      traverse: steps,
-      asOf: input.asOf ? input.asOf.toISOString() : null,
-      allowSemantic: Boolean(input.allowSemantic),
-    };
-    // Same principal, request and result → same id: an identical traversal reuses its trace.
-    const traceId = `typed-${sha256Hex(
-      canonicalJson({
-        principal: principal.id,
-        request,
-        anchors: reports,
-        entities: entityRows.map(({ namespace, row }) => [
-          namespace,
-          row.key,
-          row.attributesFrom ? new Date(row.attributesFrom).toISOString() : null,
-        ]),
-        facts: orderedFacts.map((f) => [
-          f.namespace,
-          f.factId,
-          f.validTo ? new Date(f.validTo).toISOString() : null,
-          f.status,
-        ]),
-      }),
-    ).slice(0, 24)}`;
-    try {
-      await insertTypedTraces(
-        db,
-        traces.map((t) => ({
-          namespace: t.namespace,
-          traceId,
-          principalId: principal.id,
-          request,
-          channels: t.channels,
-          decisions: t.decisions,
-          visibility: [...t.visibility].sort(),
-        })),
-      );
-    } catch (error) {
-      this.scope.deps.logger.error('typedContext trace not saved', { error: String(error) });
+    for (const ns of namespaces) assertCanRead(this.scope.principal, ns);
+    const request = typedRequestOf(input, namespaces);
+    const walks: NamespaceWalk[] = [];
+    for (const ns of namespaces) walks.push(await this.walkNamespace(request, ns));
+    const result = assembleResult(walks, anchorReports(input.anchors, walks));
+    const traceId = traceIdOf(this.scope.principal.id, request, walks, result);
+    const warnings = walks.flatMap((w) => w.warnings);
+    if (!(await this.saveTraces(traceId, request, walks))) {
       warnings.push('trace_not_saved: the trace of this traversal could not be stored');
     }
-    return { anchors: reports, unresolved, sections, facts: orderedFacts, sources, used, warnings, traceId };
+    return { ...result, warnings, traceId };
   }
 
-  /** Per anchor, the entities it names in this namespace (empty when unresolved). */
-  private async resolveAnchors(
-    ns: string,
-    schema: NamespaceSchema,
-    anchors: { kind: string; value: string }[],
-    allowSemantic: boolean,
-  ): Promise<AnchorResolution[][]> {
+  /** Resolves the anchors in one namespace, walks the steps from them, reads what was reached. */
+  private async walkNamespace(request: TypedRequest, ns: string): Promise<NamespaceWalk> {
+    const { input, asOf, now } = request;
     const db = this.scope.db;
-    const vis = this.scope.principal.scopes;
-    const out: AnchorResolution[][] = anchors.map(() => []);
-    const kindsOf = (kind: string) => (kind === 'entity' ? null : kindSpellings(schema, kind));
-    const pending = () => anchors.map((_, i) => i).filter((i) => out[i]!.length === 0);
-
-    const run = async (
-      route: ResolutionRoute,
-      candidates: (AnchorCandidate & { detail: Record<string, unknown> | null })[],
-    ) => {
-      if (candidates.length === 0) return;
-      const matches = await matchAnchorCandidates(db, ns, candidates, TYPED_LIMITS.matchesPerAnchor, vis);
-      const firstOrd = new Map<number, number>();
-      for (const m of matches) if (!firstOrd.has(m.i)) firstOrd.set(m.i, m.ord);
-      for (const m of matches) {
-        if (firstOrd.get(m.i) !== m.ord) continue; // the anchor's first matching candidate decides
-        const c = candidates.find((x) => x.i === m.i && x.ord === m.ord)!;
-        const list = out[m.i]!;
-        if (list.length >= TYPED_LIMITS.matchesPerAnchor || list.some((r) => r.key === m.key)) continue;
-        list.push({
-          namespace: ns,
-          key: m.key,
-          kind: m.kind,
-          resolvedBy: route,
-          evidence: 'ASSERTED',
-          detail: c.detail,
-        });
-      }
+    const visibleScopes = this.scope.principal.scopes;
+    const schema = await schemaPolicyFor(this.scope).schemaFor(db, ns);
+    const resolutions = await resolveAnchors(
+      this.scope,
+      ns,
+      schema,
+      input.anchors,
+      Boolean(input.allowSemantic),
+    );
+    const state = anchorsReached(resolutions);
+    const anchorKeys = sortKeys([...state.reached.keys()]);
+    const ctx = { db, namespace: ns, schema, visibleScopes, asOf, now };
+    const steps = await walkSteps(ctx, request.steps, anchorKeys, state);
+    const rows = await entitiesAsOf(db, ns, [...state.reached.keys()], asOf, visibleScopes);
+    const entities = rows.map((row) => ({ namespace: ns, row, reached: state.reached.get(row.key)! }));
+    const facts = [...state.facts.values()];
+    const trace = {
+      channels: { typed: typedChannel(input, resolutions, schema, steps) },
+      decisions: state.decisions,
+      visibility: visibilityOf(entities, facts),
     };
+    return { namespace: ns, schema, resolutions, entities, facts, trace, warnings: state.warnings };
+  }
 
-    // 1. exact key
-    await run(
-      'exact',
-      pending().map((i) => ({
-        i,
-        ord: 0,
-        kinds: kindsOf(anchors[i]!.kind),
-        key: anchors[i]!.value,
-        detail: null,
-      })),
-    );
-    // 2. aliases of the kind, then the entities' own aliases
-    await run(
-      'alias',
-      pending().flatMap((i) => {
-        const a = anchors[i]!;
-        const def = schema.kinds.get(a.kind);
-        const kinds = kindsOf(a.kind);
-        const list: (AnchorCandidate & { detail: Record<string, unknown> | null })[] = [];
-        let ord = 0;
-        for (const alias of def?.aliases ?? []) {
-          const c = aliasCandidate(i, ord, kinds, def!.naturalKey, alias, a.value);
-          if (c) list.push(c);
-          ord += 1;
-        }
-        list.push({ i, ord, kinds, alias: a.value, detail: { entityAlias: a.value } });
-        return list;
-      }),
-    );
-    // 3. identifiers extracted by the kind's idPatterns
-    await run(
-      'pattern',
-      pending().flatMap((i) => {
-        const a = anchors[i]!;
-        const def = schema.kinds.get(a.kind);
-        if (!def || def.idPatterns.length === 0) return [];
-        const kinds = kindsOf(a.kind);
-        const value = a.value.slice(0, MAX_MATCH_INPUT);
-        const list: (AnchorCandidate & { detail: Record<string, unknown> | null })[] = [];
-        let ord = 0;
-        for (const p of def.idPatterns) {
-          const re = new RegExp(p.re.source, p.re.flags.includes('g') ? p.re.flags : `${p.re.flags}g`);
-          let found = 0;
-          for (const m of value.matchAll(re)) {
-            if (found >= 5) break;
-            found += 1;
-            const groups = Object.fromEntries(
-              Object.entries(m.groups ?? {}).filter(
-                (e): e is [string, string] => typeof e[1] === 'string' && e[1] !== '',
-              ),
-            );
-            const id = groups.id ?? m[1] ?? m[0];
-            if (!id) continue;
-            const detail = { pattern: p.source, extracted: id };
-            list.push({ i, ord: ord++, kinds, key: id, detail });
-            const nk = def.naturalKey;
-            if (nk && 'template' in nk) {
-              const bindings: Record<string, string> = { ...groups };
-              if (nk.template.placeholders.length === 1) bindings[nk.template.placeholders[0]!] ??= id;
-              const full = fillTemplate(nk.template, bindings);
-              if (full)
-                list.push({ i, ord: ord++, kinds, key: full, detail: { ...detail, naturalKey: full } });
-              else if (Object.keys(bindings).some((b) => nk.template.placeholders.includes(b))) {
-                list.push({ i, ord: ord++, kinds, pattern: likePattern(nk.template, bindings), detail });
-              }
-            }
-            for (const alias of def.aliases) {
-              const c = aliasCandidate(i, ord++, kinds, nk, alias, id);
-              if (c) list.push({ ...c, detail: { ...detail, ...c.detail } });
-            }
-            list.push({ i, ord: ord++, kinds, alias: id, detail: { ...detail, entityAlias: id } });
-          }
-        }
-        return list;
-      }),
-    );
-    // 4. semantic, only when allowed
-    if (allowSemantic) {
-      const waiting = pending();
-      if (waiting.length > 0) {
-        const vectors = await this.scope.deps.embedder.embed(waiting.map((i) => anchors[i]!.value));
-        for (const [n, i] of waiting.entries()) {
-          const kinds = kindsOf(anchors[i]!.kind);
-          const hits = await nearestOwners(db, ns, vectors[n]!, kinds, 50, vis);
-          const best = hits.find((h) => h.score >= TYPED_LIMITS.semanticMinScore);
-          if (best) {
-            out[i]!.push({
-              namespace: ns,
-              key: best.key,
-              kind: best.kind,
-              resolvedBy: 'semantic',
-              evidence: 'INFERRED',
-              detail: { score: Math.round(best.score * 1e6) / 1e6, chunkId: best.chunkId },
-            });
-          }
-        }
-      }
+  /** Stores one trace per namespace; false (logged) when that fails, the answer stands. */
+  private async saveTraces(traceId: string, request: TypedRequest, walks: NamespaceWalk[]): Promise<boolean> {
+    try {
+      await insertTypedTraces(
+        this.scope.db,
+        walks.map((w) => ({
+          namespace: w.namespace,
+          traceId,
+          principalId: this.scope.principal.id,
+          request: requestOf(request),
+          channels: w.trace.channels,
+          decisions: w.trace.decisions,
+          visibility: [...w.trace.visibility].sort(),
+        })),
+      );
+      return true;
+    } catch (error) {
+      this.scope.deps.logger.error('typedContext trace not saved', { error: String(error) });
+      return false;
     }
-    return out;
   }
 }
 
-/** A candidate from an alias template read over `value`; null when the value has another shape. */
-function aliasCandidate(
-  i: number,
-  ord: number,
-  kinds: string[] | null,
-  naturalKey: { template: KeyTemplate } | { schema: unknown } | null,
-  alias: KeyTemplate,
-  value: string,
-): (AnchorCandidate & { detail: Record<string, unknown> | null }) | null {
-  const bindings = matchTemplate(alias, value);
-  if (!bindings) return null;
-  const detail = { alias: alias.source };
-  if (naturalKey && 'template' in naturalKey) {
-    const t = naturalKey.template;
-    const keyBindings = Object.fromEntries(
-      Object.entries(bindings).filter(([k]) => t.placeholders.includes(k)),
-    );
-    const attrs = Object.fromEntries(Object.entries(bindings).filter(([k]) => !t.placeholders.includes(k)));
-    const full = fillTemplate(t, keyBindings);
+function typedRequestOf(input: TypedContextInput, namespaces: string[]): TypedRequest {
+  const steps = input.traverse.map((s) => ({
+    relation: s.relation,
+    direction: s.direction ?? 'OUT',
+    depth: s.depth ?? 1,
+    limit: s.limit ?? 50,
+    from: s.from ?? 'anchors',
+  }));
+  if (steps[0]?.from === 'previous')
+    throw badInput('traverse[0]: the first step cannot start from "previous".');
+  const now = new Date();
+  return { input, namespaces, steps, now, asOf: input.asOf ?? now };
+}
+
+/** The walk's starting state: every resolved anchor reached at step 0, with its decision. */
+function anchorsReached(resolutions: AnchorResolution[][]): WalkState {
+  const state: WalkState = { reached: new Map(), facts: new Map(), decisions: [], warnings: [] };
+  resolutions.forEach((list, i) => {
+    for (const r of list) {
+      if (!state.reached.has(r.key)) state.reached.set(r.key, { step: 0, depth: 0, anchor: true });
+      state.decisions.push({
+        id: r.key,
+        kind: 'entity',
+        decision: 'included',
+        reason: `anchor ${i}: ${r.resolvedBy}`,
+      });
+    }
+  });
+  return state;
+}
+
+/** The `typed` channel of a namespace's trace. */
+function typedChannel(
+  input: TypedContextInput,
+  resolutions: AnchorResolution[][],
+  schema: NamespaceSchema,
+  steps: StepReport[],
+): unknown {
+  return {
+    anchors: input.anchors.length,
+    resolved: resolutions.filter((l) => l.length > 0).length,
+    packs: schema.packs,
+    steps,
+  };
+}
+
+/** Every visibility scope of what a namespace's trace reveals (its entities and facts). */
+function visibilityOf(entities: readonly ReachedEntity[], facts: readonly WalkedFact[]): Set<string> {
+  const visibility = new Set<string>();
+  for (const { row } of entities) for (const v of row.visibility) visibility.add(v);
+  for (const { fact } of facts) for (const v of fact.visibility) visibility.add(v);
+  return visibility;
+}
+
+/** Per anchor, its matches in every namespace, in key order; the first match's route names it. */
+function anchorReports(
+  anchors: readonly { kind: string; value: string }[],
+  walks: NamespaceWalk[],
+): AnchorReport[] {
+  return anchors.map((a, i) => {
+    const matches = walks
+      .flatMap((w) => w.resolutions[i]!)
+      .sort((x, y) => cmp(x.namespace, y.namespace) || cmp(x.key, y.key));
     return {
-      i,
-      ord,
-      kinds,
-      key: full,
-      pattern: full ? null : likePattern(t, keyBindings),
-      attrs: Object.keys(attrs).length > 0 ? attrs : null,
-      detail,
+      kind: a.kind,
+      value: a.value,
+      resolved: matches.length > 0,
+      resolvedBy: matches[0]?.resolvedBy ?? null,
+      matches,
     };
+  });
+}
+
+/** The answer's lists, each in its fixed order. */
+function assembleResult(walks: NamespaceWalk[], anchors: AnchorReport[]): TypedResult {
+  const entities = walks.flatMap((w) => w.entities);
+  const facts = orderedFacts(walks);
+  return {
+    anchors,
+    unresolved: anchors.filter((r) => !r.resolved).map((r) => `${r.kind}:${r.value}`),
+    sections: sectionsOf(entities, new Map(walks.map((w) => [w.namespace, w.schema]))),
+    facts,
+    sources: sourcesOf(entities),
+    used: usedOf(entities, facts),
+  };
+}
+
+/** Entities by canonical kind, kinds and entities in key order. */
+function sectionsOf(
+  entities: readonly ReachedEntity[],
+  schemas: ReadonlyMap<string, NamespaceSchema>,
+): TypedContextValue['sections'] {
+  const byKind = new Map<string, TypedEntity[]>();
+  for (const { namespace, row, reached } of entities) {
+    const kind = canonicalKind(schemas.get(namespace)!, row.kind) ?? row.kind;
+    const list = byKind.get(kind) ?? [];
+    list.push({
+      namespace,
+      key: row.key,
+      kind: row.kind,
+      title: row.title,
+      attributes: row.attributes,
+      attributesValidFrom: isoOrNull(row.attributesFrom),
+      stale: row.stale,
+      anchor: reached.anchor,
+      step: reached.step,
+      depth: reached.depth,
+      sourcePath: row.sourcePath,
+    });
+    byKind.set(kind, list);
   }
-  return { i, ord, kinds, attrs: bindings, detail };
+  return [...byKind.entries()]
+    .sort(([a], [b]) => cmp(a, b))
+    .map(([kind, list]) => ({
+      kind,
+      entities: list.sort((a, b) => cmp(a.namespace, b.namespace) || cmp(a.key, b.key)),
+    }));
 }
 
-function sortKeys(keys: string[]): string[] {
-  return [...keys].sort(cmp);
+/** Walk order: step, level, namespace, then the level's own order (other endpoint's key, fact id). */
+function orderedFacts(walks: readonly NamespaceWalk[]): FactRow[] {
+  return walks
+    .flatMap((w) => w.facts.map((f) => ({ ...f, namespace: w.namespace })))
+    .sort((a, b) => a.step - b.step || a.depth - b.depth || cmp(a.namespace, b.namespace) || a.seq - b.seq)
+    .map((f) => f.fact);
 }
 
-/** Code-unit order, as COLLATE "C" orders ASCII keys. */
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+function sourcesOf(entities: readonly ReachedEntity[]): TypedContextValue['sources'] {
+  return entities
+    .filter(({ row }) => row.sourcePath !== null || row.kind === 'document')
+    .map(({ namespace, row }) => ({ namespace, key: row.key, title: row.title, sourcePath: row.sourcePath }))
+    .sort((a, b) => cmp(a.namespace, b.namespace) || cmp(a.key, b.key));
+}
+
+function usedOf(entities: readonly ReachedEntity[], facts: readonly FactRow[]): TypedContextValue['used'] {
+  return {
+    entities: entities.map(({ namespace, row }) => `${namespace}:${row.key}`).sort(cmp),
+    facts: facts.map((f) => `${f.namespace}:${f.factId}`).sort(cmp),
+    snapshots: [
+      ...new Set(
+        entities
+          .filter(({ row }) => row.snapshotId)
+          .map(({ namespace, row }) => `${namespace}:${row.snapshotScope}#${row.snapshotId}`),
+      ),
+    ].sort(cmp),
+  };
+}
+
+/** The request as its trace records it. */
+function requestOf(request: TypedRequest): Record<string, unknown> {
+  const { input } = request;
+  return {
+    namespaces: request.namespaces,
+    anchors: input.anchors,
+    traverse: request.steps,
+    asOf: input.asOf ? input.asOf.toISOString() : null,
+    allowSemantic: Boolean(input.allowSemantic),
+  };
+}
+
+/** Same principal, request and result → same id: an identical traversal reuses its trace. */
+function traceIdOf(
+  principalId: string,
+  request: TypedRequest,
+  walks: NamespaceWalk[],
+  result: TypedResult,
+): string {
+  const hash = sha256Hex(
+    canonicalJson({
+      principal: principalId,
+      request: requestOf(request),
+      anchors: result.anchors,
+      entities: walks.flatMap((w) =>
+        w.entities.map(({ namespace, row }) => [namespace, row.key, isoOrNull(row.attributesFrom)]),
+      ),
+      facts: result.facts.map((f) => [f.namespace, f.factId, isoOrNull(f.validTo), f.status]),
+    }),
+  );
+  return `typed-${hash.slice(0, 24)}`;
+}
+
+function isoOrNull(value: Date | string | null): string | null {
+  return value ? new Date(value).toISOString() : null;
 }

@@ -138,14 +138,86 @@ export interface SnapshotReconciliation {
 
 type ScopeFact = FactRow & { snapshotScope: string | null; snapshotId: string | null };
 
+type Snapshot = z.infer<typeof envelopeSchema>;
+
+interface Item<T> {
+  index: number;
+  value: T;
+}
+
+/** One reconciliation: the parsed snapshot and what every stage of it needs. */
+interface Reconciliation {
+  tx: Queryable;
+  ns: string;
+  snap: Snapshot;
+  relationsRaw: unknown[];
+  bodyHash: string;
+  at: Date;
+  now: Date;
+  principalId: string;
+  vis: string[] | null;
+  policy: SchemaPolicy;
+}
+
+/** The snapshot's items, parsed: the valid ones to write and the answers of the others. */
+interface ListedItems {
+  entities: Item<SnapshotEntity>[];
+  entityResults: WriteResult[];
+  /** Every key the snapshot lists, valid or not: nothing it names is staled. */
+  listedKeys: Set<string>;
+  relations: Item<SnapshotRelation>[];
+  relationResults: WriteResult[];
+}
+
+/** The entity stage's outcome, and what the relation stage needs from it. */
+interface WrittenEntities {
+  results: WriteResult[];
+  shapes: ReadonlyMap<string, EntityShape>;
+  /** Keys of the entities written (not rejected). */
+  written: string[];
+}
+
+/** The relation stage's outcome: the facts of the scope it read and the ones the snapshot keeps. */
+interface ReconciledRelations {
+  results: WriteResult[];
+  scopeFacts: ScopeFact[];
+  kept: Set<string>;
+}
+
 export class SnapshotService {
   constructor(private readonly scope: RequestScope) {}
 
   async reconcile(namespace: string, raw: unknown): Promise<SnapshotReconciliation> {
     const ns = parseInput(namespaceSchema, namespace, 'namespace');
-    const principal = this.scope.principal;
-    assertCanWrite(principal, ns);
+    assertCanWrite(this.scope.principal, ns);
     const snap = parseInput(envelopeSchema, raw, 'snapshot');
+    const now = new Date();
+    return this.scope.db.transaction('reconcileSnapshot', async (tx) => {
+      const r = this.reconciliation(tx, ns, snap, now);
+      const order = await checkOrder(r);
+      if (order.supersededBy !== null) return replayedAnswer(r, order.supersededBy);
+      const listed = parseListed(r);
+      const entities = await reconcileEntities(r, listed);
+      const relations = await reconcileRelations(r, listed, entities);
+      const gone = await retireUnlisted(r, relations, listed.listedKeys);
+      const answer = {
+        entities: toPayload([...listed.entityResults, ...entities.results]),
+        relations: toPayload([...listed.relationResults, ...relations.results]),
+        ...gone,
+      };
+      await recordReconciliation(r, order.known, answer);
+      return {
+        namespace: ns,
+        snapshotId: snap.snapshotId,
+        scope: snap.scope,
+        observedAt: r.at,
+        replayed: false,
+        ...answer,
+      };
+    });
+  }
+
+  private reconciliation(tx: Queryable, ns: string, snap: Snapshot, now: Date): Reconciliation {
     const relationsRaw = snap.relations ?? [];
     const bodyHash = sha256Hex(
       canonicalJson({
@@ -157,213 +229,256 @@ export class SnapshotService {
         relations: relationsRaw,
       }),
     );
-    const policy = schemaPolicyFor(this.scope);
-    const now = new Date();
-    const at = snap.observedAt;
-
-    return this.scope.db.transaction('reconcileSnapshot', async (tx) => {
-      await lockSnapshotScope(tx, ns, snap.scope);
-      const known = await findSnapshot(tx, ns, snap.scope, snap.snapshotId);
-      const latest = await latestSnapshot(tx, ns, snap.scope);
-      if (known && known.bodyHash !== bodyHash) {
-        throw conflict(
-          `Snapshot ${JSON.stringify(snap.snapshotId)} of scope ${JSON.stringify(snap.scope)} was already reconciled with another body; a snapshot id is immutable.`,
-        );
-      }
-      if (known && latest && latest.snapshotId !== known.snapshotId) {
-        // An older snapshot re-sent: applying it again would reopen what later ones closed.
-        const note = `already reconciled; superseded by snapshot ${latest.snapshotId}`;
-        return {
-          namespace: ns,
-          snapshotId: snap.snapshotId,
-          scope: snap.scope,
-          observedAt: at,
-          replayed: true,
-          entities: toPayload(snap.entities.map((e, i) => unchangedItem(ns, i, keyOf(e), 'Entity', note))),
-          relations: toPayload(relationsRaw.map((_, i) => unchangedItem(ns, i, null, null, note))),
-          closedRelations: [],
-          staleEntities: [],
-        };
-      }
-      if (!known && latest && at.getTime() < latest.observedAt.getTime()) {
-        throw conflict(
-          `Snapshot ${JSON.stringify(snap.snapshotId)} was observed at ${at.toISOString()}, before the last reconciled snapshot ${JSON.stringify(latest.snapshotId)} of this scope (${latest.observedAt.toISOString()}); snapshots of a scope apply in order.`,
-        );
-      }
-
-      // ---- parse items (a bad item is rejected alone but still counts as listed)
-      const entityResults: WriteResult[] = [];
-      const entities: { index: number; value: SnapshotEntity }[] = [];
-      const listedKeys = new Set<string>();
-      const seenKeys = new Set<string>();
-      snap.entities.forEach((item, index) => {
-        const key = keyOf(item);
-        if (key !== null) listedKeys.add(key);
-        const parsed = snapshotEntitySchema.safeParse(item);
-        if (!parsed.success)
-          entityResults.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error), key));
-        else if (seenKeys.has(parsed.data.key)) {
-          entityResults.push({
-            index,
-            status: 'DUPLICATE',
-            key: parsed.data.key,
-            message: 'listed twice in this snapshot',
-          });
-        } else {
-          seenKeys.add(parsed.data.key);
-          entities.push({ index, value: parsed.data });
-        }
-      });
-      const relationResults: WriteResult[] = [];
-      const relations: { index: number; value: SnapshotRelation }[] = [];
-      const seenTriples = new Set<string>();
-      relationsRaw.forEach((item, index) => {
-        const parsed = snapshotRelationSchema.safeParse(item);
-        if (!parsed.success) relationResults.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error)));
-        else {
-          const t = tripleKey(parsed.data);
-          if (seenTriples.has(t)) {
-            relationResults.push({ index, status: 'DUPLICATE', message: 'listed twice in this snapshot' });
-          } else {
-            seenTriples.add(t);
-            relations.push({ index, value: parsed.data });
-          }
-        }
-      });
-
-      // ---- entities
-      const endpointKeys = relations.flatMap((r) => [r.value.subject, r.value.object]);
-      const vis = visibilityParam(principal);
-      const shapes = await findEntityShapes(
-        tx,
-        ns,
-        [...entities.map((e) => e.value.key), ...endpointKeys],
-        vis,
-      );
-      const entityWrites = await writeSnapshotEntities(tx, ns, entities, shapes, at, policy, vis);
-      entityResults.push(...entityWrites);
-      const written = entityWrites.filter((r) => r.status !== 'REJECTED').map((r) => r.key!);
-      await stampSnapshotEntities(tx, ns, written, snap.scope, snap.snapshotId, at);
-
-      // ---- relations
-      const schema = await policy.schemaFor(tx, ns);
-      const kindOf = new Map<string, string | null>();
-      for (const [key, s] of shapes) kindOf.set(key, s.placeholder ? null : s.kind);
-      // Kinds as written: the snapshot's for entities it wrote, the stored ones otherwise.
-      const writtenKinds = new Map(entities.map((e) => [e.value.key, e.value.kind]));
-      for (const key of written) kindOf.set(key, writtenKinds.get(key)!);
-      const scopeFacts = (await findScopeFacts(
-        tx,
-        ns,
-        snap.scope,
-        relations.map((r) => ({
-          subject: r.value.subject,
-          predicate: r.value.relation,
-          object: r.value.object,
-        })),
-        at,
-        vis,
-      )) as ScopeFact[];
-      const byTriple = new Map<string, ScopeFact>();
-      for (const f of scopeFacts) {
-        const t = tripleKey({ subject: f.subject, relation: f.predicate, object: f.object });
-        if (!byTriple.has(t)) byTriple.set(t, f);
-      }
-      const kept = new Set<string>();
-      const stamps: SnapshotFactStamp[] = [];
-      const toAssert: { index: number; value: SnapshotRelation }[] = [];
-      for (const { index, value: r } of relations) {
-        const match = byTriple.get(tripleKey(r)) ?? null;
-        if (match) kept.add(match.factId);
-        const violation = checkFactKinds(schema, {
-          subject: r.subject,
-          predicate: r.relation,
-          object: r.object,
-          subjectKind: kindOf.get(r.subject) ?? null,
-          objectKind: kindOf.get(r.object) ?? null,
-        });
-        if (violation) {
-          const error = schemaViolationError(violation);
-          relationResults.push(rejected(index, error.code, error.message));
-        } else if (match) {
-          const attrsChanged =
-            r.attributes != null && canonicalJson(r.attributes) !== canonicalJson(match.attributes);
-          stamps.push({
-            factId: match.factId,
-            attributes: attrsChanged ? r.attributes! : null,
-            fresh: false,
-          });
-          relationResults.push(
-            factResult(ns, index, attrsChanged ? 'UPDATED' : 'UNCHANGED', match.factId, null),
-          );
-        } else toAssert.push({ index, value: r });
-      }
-      const asserted = await assertSnapshotRelations(tx, ns, toAssert, { now, at, vis });
-      for (const r of asserted) {
-        if (r.status === 'REJECTED') continue;
-        kept.add(r.key!);
-        stamps.push({ factId: r.key!, attributes: null, fresh: true });
-      }
-      relationResults.push(...asserted);
-      await stampSnapshotFacts(tx, ns, stamps, snap.scope, snap.snapshotId, vis);
-
-      // ---- what the snapshot no longer lists
-      const toClose = scopeFacts
-        .filter((f) => f.snapshotScope === snap.scope && f.validTo === null && !kept.has(f.factId))
-        .map((f) => f.factId);
-      const closedRelations = await closeSnapshotFacts(tx, ns, toClose, at, snap.snapshotId, vis);
-      const staleEntities = await markScopeEntitiesStale(
-        tx,
-        ns,
-        snap.scope,
-        [...listedKeys],
-        snap.snapshotId,
-        vis,
-      );
-
-      const entityPayload = toPayload(entityResults);
-      const relationPayload = toPayload(relationResults);
-      const summary = {
-        entities: countStatuses(entityPayload),
-        relations: countStatuses(relationPayload),
-        closed: closedRelations.length,
-        stale: staleEntities.length,
-      };
-      await recordSnapshot(tx, ns, {
-        scope: snap.scope,
-        snapshotId: snap.snapshotId,
-        source: snap.source ?? null,
-        observedAt: at,
-        bodyHash,
-        summary,
-        principalId: principal.id,
-      });
-      if (!known) {
-        await appendAudit(tx, ns, {
-          principalId: principal.id,
-          action: 'snapshot.reconcile',
-          target: `${snap.scope}#${snap.snapshotId}`,
-          summary: {
-            scope: snap.scope,
-            snapshotId: snap.snapshotId,
-            observedAt: at.toISOString(),
-            ...summary,
-          },
-        });
-      }
-      return {
-        namespace: ns,
-        snapshotId: snap.snapshotId,
-        scope: snap.scope,
-        observedAt: at,
-        replayed: false,
-        entities: entityPayload,
-        relations: relationPayload,
-        closedRelations,
-        staleEntities,
-      };
-    });
+    return {
+      tx,
+      ns,
+      snap,
+      relationsRaw,
+      bodyHash,
+      at: snap.observedAt,
+      now,
+      principalId: this.scope.principal.id,
+      vis: visibilityParam(this.scope.principal),
+      policy: schemaPolicyFor(this.scope),
+    };
   }
+}
+
+/**
+ * Snapshots of a scope apply in order, under the scope's lock: a snapshot id re-sent with
+ * another body or one older than the last reconciled is a CONFLICT; an older one re-sent as is
+ * is answered as superseded (applying it again would reopen what later ones closed).
+ */
+async function checkOrder(r: Reconciliation): Promise<{ known: boolean; supersededBy: string | null }> {
+  const { tx, ns, snap, at } = r;
+  await lockSnapshotScope(tx, ns, snap.scope);
+  const known = await findSnapshot(tx, ns, snap.scope, snap.snapshotId);
+  const latest = await latestSnapshot(tx, ns, snap.scope);
+  if (known && known.bodyHash !== r.bodyHash) {
+    throw conflict(
+      `Snapshot ${JSON.stringify(snap.snapshotId)} of scope ${JSON.stringify(snap.scope)} was already reconciled with another body; a snapshot id is immutable.`,
+    );
+  }
+  if (known && latest && latest.snapshotId !== known.snapshotId) {
+    return { known: true, supersededBy: latest.snapshotId };
+  }
+  if (!known && latest && at.getTime() < latest.observedAt.getTime()) {
+    throw conflict(
+      `Snapshot ${JSON.stringify(snap.snapshotId)} was observed at ${at.toISOString()}, before the last reconciled snapshot ${JSON.stringify(latest.snapshotId)} of this scope (${latest.observedAt.toISOString()}); snapshots of a scope apply in order.`,
+    );
+  }
+  return { known: known !== null, supersededBy: null };
+}
+
+/** An older snapshot re-sent: every item UNCHANGED, nothing applied. */
+function replayedAnswer(r: Reconciliation, latestId: string): SnapshotReconciliation {
+  const { ns, snap } = r;
+  const note = `already reconciled; superseded by snapshot ${latestId}`;
+  return {
+    namespace: ns,
+    snapshotId: snap.snapshotId,
+    scope: snap.scope,
+    observedAt: r.at,
+    replayed: true,
+    entities: toPayload(snap.entities.map((e, i) => unchangedItem(ns, i, keyOf(e), 'Entity', note))),
+    relations: toPayload(r.relationsRaw.map((_, i) => unchangedItem(ns, i, null, null, note))),
+    closedRelations: [],
+    staleEntities: [],
+  };
+}
+
+/** Parses every item; a bad or repeated one is answered alone but still counts as listed. */
+function parseListed(r: Reconciliation): ListedItems {
+  const entityResults: WriteResult[] = [];
+  const entities: Item<SnapshotEntity>[] = [];
+  const listedKeys = new Set<string>();
+  const seenKeys = new Set<string>();
+  r.snap.entities.forEach((item, index) => {
+    const key = keyOf(item);
+    if (key !== null) listedKeys.add(key);
+    const parsed = snapshotEntitySchema.safeParse(item);
+    if (!parsed.success) entityResults.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error), key));
+    else if (seenKeys.has(parsed.data.key)) {
+      entityResults.push({
+        index,
+        status: 'DUPLICATE',
+        key: parsed.data.key,
+        message: 'listed twice in this snapshot',
+      });
+    } else {
+      seenKeys.add(parsed.data.key);
+      entities.push({ index, value: parsed.data });
+    }
+  });
+  const relationResults: WriteResult[] = [];
+  const relations: Item<SnapshotRelation>[] = [];
+  const seenTriples = new Set<string>();
+  r.relationsRaw.forEach((item, index) => {
+    const parsed = snapshotRelationSchema.safeParse(item);
+    if (!parsed.success) relationResults.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error)));
+    else if (seenTriples.has(tripleKey(parsed.data))) {
+      relationResults.push({ index, status: 'DUPLICATE', message: 'listed twice in this snapshot' });
+    } else {
+      seenTriples.add(tripleKey(parsed.data));
+      relations.push({ index, value: parsed.data });
+    }
+  });
+  return { entities, entityResults, listedKeys, relations, relationResults };
+}
+
+/** Reads the shapes of every entity involved, writes the listed entities, stamps them. */
+async function reconcileEntities(r: Reconciliation, listed: ListedItems): Promise<WrittenEntities> {
+  const { tx, ns, snap } = r;
+  const endpointKeys = listed.relations.flatMap((x) => [x.value.subject, x.value.object]);
+  const shapes = await findEntityShapes(
+    tx,
+    ns,
+    [...listed.entities.map((e) => e.value.key), ...endpointKeys],
+    r.vis,
+  );
+  const results = await writeSnapshotEntities(tx, ns, listed.entities, shapes, r.at, r.policy, r.vis);
+  const written = results.filter((x) => x.status !== 'REJECTED').map((x) => x.key!);
+  await stampSnapshotEntities(tx, ns, written, snap.scope, snap.snapshotId, r.at);
+  return { results, shapes, written };
+}
+
+/**
+ * Keeps each listed relation an ACTIVE fact of the scope already states at `at` (UPDATED when
+ * its attributes change), asserts the others, checks kinds in strict mode, stamps them all.
+ */
+async function reconcileRelations(
+  r: Reconciliation,
+  listed: ListedItems,
+  entities: WrittenEntities,
+): Promise<ReconciledRelations> {
+  const { tx, ns, snap } = r;
+  const schema = await r.policy.schemaFor(tx, ns);
+  const kindOf = kindsAsWritten(listed.entities, entities);
+  const scopeFacts = (await findScopeFacts(
+    tx,
+    ns,
+    snap.scope,
+    listed.relations.map((x) => ({
+      subject: x.value.subject,
+      predicate: x.value.relation,
+      object: x.value.object,
+    })),
+    r.at,
+    r.vis,
+  )) as ScopeFact[];
+  const byTriple = new Map<string, ScopeFact>();
+  for (const f of scopeFacts) {
+    const t = tripleKey({ subject: f.subject, relation: f.predicate, object: f.object });
+    if (!byTriple.has(t)) byTriple.set(t, f);
+  }
+  const kept = new Set<string>();
+  const stamps: SnapshotFactStamp[] = [];
+  const results: WriteResult[] = [];
+  const toAssert: Item<SnapshotRelation>[] = [];
+  for (const { index, value } of listed.relations) {
+    const match = byTriple.get(tripleKey(value)) ?? null;
+    if (match) kept.add(match.factId);
+    const violation = checkFactKinds(schema, {
+      subject: value.subject,
+      predicate: value.relation,
+      object: value.object,
+      subjectKind: kindOf.get(value.subject) ?? null,
+      objectKind: kindOf.get(value.object) ?? null,
+    });
+    if (violation) {
+      const error = schemaViolationError(violation);
+      results.push(rejected(index, error.code, error.message));
+    } else if (match) results.push(keepMatch(ns, index, value, match, stamps));
+    else toAssert.push({ index, value });
+  }
+  const asserted = await assertSnapshotRelations(tx, ns, toAssert, { now: r.now, at: r.at, vis: r.vis });
+  for (const x of asserted) {
+    if (x.status === 'REJECTED') continue;
+    kept.add(x.key!);
+    stamps.push({ factId: x.key!, attributes: null, fresh: true });
+  }
+  results.push(...asserted);
+  await stampSnapshotFacts(tx, ns, stamps, snap.scope, snap.snapshotId, r.vis);
+  return { results, scopeFacts, kept };
+}
+
+/** Entity kinds as written: the snapshot's for entities it wrote, the stored ones otherwise. */
+function kindsAsWritten(
+  listed: readonly Item<SnapshotEntity>[],
+  entities: WrittenEntities,
+): Map<string, string | null> {
+  const kindOf = new Map<string, string | null>();
+  for (const [key, s] of entities.shapes) kindOf.set(key, s.placeholder ? null : s.kind);
+  const writtenKinds = new Map(listed.map((e) => [e.value.key, e.value.kind]));
+  for (const key of entities.written) kindOf.set(key, writtenKinds.get(key)!);
+  return kindOf;
+}
+
+/** A listed relation a fact already states: stamped, its attributes replaced if they changed. */
+function keepMatch(
+  ns: string,
+  index: number,
+  relation: SnapshotRelation,
+  match: ScopeFact,
+  stamps: SnapshotFactStamp[],
+): WriteResult {
+  const attrsChanged =
+    relation.attributes != null && canonicalJson(relation.attributes) !== canonicalJson(match.attributes);
+  stamps.push({ factId: match.factId, attributes: attrsChanged ? relation.attributes! : null, fresh: false });
+  return factResult(ns, index, attrsChanged ? 'UPDATED' : 'UNCHANGED', match.factId, null);
+}
+
+/** What the snapshot no longer lists: its scope's open facts are closed, its entities staled. */
+async function retireUnlisted(
+  r: Reconciliation,
+  relations: ReconciledRelations,
+  listedKeys: ReadonlySet<string>,
+): Promise<{ closedRelations: string[]; staleEntities: string[] }> {
+  const { tx, ns, snap } = r;
+  const toClose = relations.scopeFacts
+    .filter((f) => f.snapshotScope === snap.scope && f.validTo === null && !relations.kept.has(f.factId))
+    .map((f) => f.factId);
+  const closedRelations = await closeSnapshotFacts(tx, ns, toClose, r.at, snap.snapshotId, r.vis);
+  const staleEntities = await markScopeEntitiesStale(
+    tx,
+    ns,
+    snap.scope,
+    [...listedKeys],
+    snap.snapshotId,
+    r.vis,
+  );
+  return { closedRelations, staleEntities };
+}
+
+/** Records the snapshot with its summary, and audits its first reconciliation. */
+async function recordReconciliation(
+  r: Reconciliation,
+  known: boolean,
+  answer: Pick<SnapshotReconciliation, 'entities' | 'relations' | 'closedRelations' | 'staleEntities'>,
+): Promise<void> {
+  const { tx, ns, snap } = r;
+  const summary = {
+    entities: countStatuses(answer.entities),
+    relations: countStatuses(answer.relations),
+    closed: answer.closedRelations.length,
+    stale: answer.staleEntities.length,
+  };
+  await recordSnapshot(tx, ns, {
+    scope: snap.scope,
+    snapshotId: snap.snapshotId,
+    source: snap.source ?? null,
+    observedAt: r.at,
+    bodyHash: r.bodyHash,
+    summary,
+    principalId: r.principalId,
+  });
+  if (known) return;
+  await appendAudit(tx, ns, {
+    principalId: r.principalId,
+    action: 'snapshot.reconcile',
+    target: `${snap.scope}#${snap.snapshotId}`,
+    summary: { scope: snap.scope, snapshotId: snap.snapshotId, observedAt: r.at.toISOString(), ...summary },
+  });
 }
 
 /**

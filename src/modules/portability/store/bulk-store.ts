@@ -123,6 +123,11 @@ const STALE_FACTOR = 4;
 /** …plus this many rows (small namespaces are cheap whatever the plan). */
 const STALE_SLACK = 1000;
 
+/** A bulk batch's transaction may run long statements (index maintenance of large batches). */
+export async function allowLongImportStatements(q: Queryable): Promise<void> {
+  await q.query(`SET LOCAL statement_timeout = '10min'`);
+}
+
 /**
  * Refreshes the planner's statistics when the namespace has outgrown them; answers whether it
  * did. A bulk load fills a namespace far faster than autovacuum re-analyzes: with statistics

@@ -34,6 +34,14 @@ export async function beginSnapshot(q: Queryable): Promise<void> {
   await q.query(`/* exportTimeZone */ SET LOCAL TimeZone = 'UTC'`);
 }
 
+/** The migrations the database has applied, by name (an export's header carries them). */
+export async function appliedMigrations(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ name: string }>(
+    '/* exportMigrations */ SELECT name FROM schema_migrations ORDER BY name',
+  );
+  return rows.map((r) => r.name);
+}
+
 /** Every namespace that has any exported row. */
 export async function listNamespaces(q: Queryable): Promise<string[]> {
   const union = EXPORT_TABLES.map((t) => `SELECT DISTINCT namespace FROM ${t.table}`).join(' UNION ');
