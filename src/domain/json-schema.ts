@@ -15,6 +15,8 @@
 import { canonicalJson } from './ids.js';
 import { MAX_MATCH_INPUT, checkRegexSafety, compilePattern } from './regex-safety.js';
 
+type JsonSchema = Record<string, unknown>;
+
 export interface SchemaIssue {
   /** JSON Pointer into the validated value ('' = the value itself). */
   path: string;
