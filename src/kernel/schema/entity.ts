@@ -5,7 +5,6 @@ import { connectionNodeFields, entitySelection } from './entity-selection.js';
 import { lazyTotal } from './connection-helpers.js';
 import { OriginEnum } from './enums.js';
 import { loadNodes } from './node-loading.js';
-import { WritePayloadRef } from './write-payload.js';
 
 export const EntityRef = builder.objectRef<EntityRow>('Entity');
 

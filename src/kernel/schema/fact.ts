@@ -6,7 +6,6 @@ import { EntityRef } from './entity.js';
 import { EvidenceEnum, FactStatusEnum } from './enums.js';
 import { loadNodes } from './node-loading.js';
 import { ObservationRef } from './observation.js';
-import { WritePayloadRef } from './write-payload.js';
 
 export const FactRef = builder.objectRef<FactRow>('Fact');
 

@@ -4,7 +4,6 @@ import { ObservationStatusEnum } from './enums.js';
 import { loadNodes } from './node-loading.js';
 import { RefRef } from './ref.js';
 import { SourceIdentityRef } from './source-identity.js';
-import { WritePayloadRef } from './write-payload.js';
 
 export const ObservationRef = builder.objectRef<ObservationRow>('Observation');
 

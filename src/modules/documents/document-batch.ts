@@ -32,7 +32,7 @@ import {
 import type { DocumentBodyWrite } from './store/document-store.js';
 import type { EntityWrite } from '../../kernel/store/entity-store.js';
 import type { WriteStatus } from '../../kernel/batch.js';
-import { type PreparedDocument, isUnchanged } from './document-service.js';
+import { type PreparedDocument, isUnchanged } from './document-rules.js';
 import { upsertEntityBatch } from '../entities/index.js';
 
 export interface DocumentBatchItem {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { assertCanRead, assertCanWrite, visibilityParam } from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import {
@@ -20,7 +20,6 @@ import {
   replaceChunks,
 } from '../../kernel/store/chunk-store.js';
 import {
-  type DocumentState,
   findDocument,
   findDocumentStates,
   lockDocumentState,
@@ -51,66 +50,21 @@ import {
 import { upsertVisibleEntity } from '../entities/index.js';
 import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from '../text-search/index.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
+import { keySchema, namespaceSchema, visibilityScopes } from '../../kernel/validation.js';
+
 import {
-  jsonObjectSchema,
-  keySchema,
-  kindSchema,
-  namespaceSchema,
-  scopeSchema,
-  visibilityScopes,
-} from '../../kernel/validation.js';
-
-const MIB = 1024 * 1024;
-
-export const DOCUMENT_LIMITS = {
-  /** UTF-8 bytes of `content`. */
-  maxContentBytes: 5 * MIB,
-  maxScopes: 20,
-  maxLinks: 500,
-  /** UTF-8 bytes of `meta` and of `provenance`, each in canonical JSON form. */
-  maxJsonBytes: 64 * 1024,
-  /** Documents per call. Large documents also meet the HTTP body limit first. */
-  maxBatch: 500,
-} as const;
+  DOCUMENT_LIMITS,
+  type DocumentInput,
+  type PreparedDocument,
+  documentInputSchema,
+  isUnchanged,
+} from './document-rules.js';
 
 /**
  * Part of the change hash: a different chunker setting must rewrite the chunks even when the
  * document itself is the same.
  */
 const CHUNKER_VERSION = `markdown-v1:${DEFAULT_MAX_CHARS}:${DEFAULT_OVERLAP_CHARS}`;
-
-export const documentInputSchema = z.object({
-  key: keySchema,
-  title: z
-    .string()
-    .max(1024, 'title must be at most 1024 characters')
-    .refine((t) => t.trim() !== '', 'title must not be empty'),
-  content: z.string().refine((c) => c.trim() !== '', 'content must not be empty'),
-  kind: kindSchema.nullish(),
-  sourcePath: z.string().max(2048, 'sourcePath must be at most 2048 characters').nullish(),
-  meta: jsonObjectSchema.nullish(),
-  scopes: z.array(scopeSchema).nullish(),
-  links: z.array(keySchema).nullish(),
-  provenance: jsonObjectSchema.nullish(),
-});
-export type DocumentInput = z.infer<typeof documentInputSchema>;
-
-/** A validated document with everything derived from it that does not need the database. */
-export interface PreparedDocument {
-  input: DocumentInput;
-  kind: string;
-  title: string;
-  scopes: string[];
-  visibility: string[];
-  sourcePath: string | null;
-  meta: Record<string, unknown>;
-  provenance: Record<string, unknown> | null;
-  links: string[];
-  contentHash: string;
-  pii: { pii: boolean; categories: string[] };
-  /** Null when the stored hash matched before embedding: nothing to rewrite. */
-  chunks: ChunkWrite[] | null;
-}
 
 export interface SourceDocumentView {
   namespace: string;
@@ -426,15 +380,6 @@ export class DocumentService {
     // Same title and attributes but new text is still an update of the document.
     return { status: status === 'UNCHANGED' ? 'UPDATED' : status, created: state === null };
   }
-}
-
-export function isUnchanged(state: DocumentState | null, doc: PreparedDocument): boolean {
-  return (
-    state !== null &&
-    state.contentHash === doc.contentHash &&
-    state.kind === doc.kind &&
-    state.title === doc.title
-  );
 }
 
 /**

@@ -35,7 +35,7 @@ import {
   newFactRow,
   prepareFact,
   reinforcementOf,
-} from './fact-service.js';
+} from './fact-write.js';
 
 export interface FactBatchItem {
   input: FactInput;

@@ -1,10 +1,4 @@
 export { writeFactBatch } from './fact-batch.js';
-export {
-  FactService,
-  describe,
-  factInputSchema,
-  predicateSchema,
-  reasonSchema,
-  writeFact,
-} from './fact-service.js';
-export type { FactInput, FactWriteContext, FactWriteOutcome } from './fact-service.js';
+export { FactService, describe, reasonSchema } from './fact-service.js';
+export { factInputSchema, predicateSchema, writeFact } from './fact-write.js';
+export type { FactInput, FactWriteContext, FactWriteOutcome } from './fact-write.js';

@@ -7,10 +7,7 @@ import type { EntityRow } from '../../kernel/store/entity-store.js';
 import type { FactRow } from '../../kernel/store/fact-store.js';
 import {
   type Cursored,
-  type Direction,
-  type EntityFactsQuery,
   type ObservationFilter,
-  type TimeCursor,
   type TimelineKind,
   countObservations,
   entityTimeline,
@@ -20,7 +17,6 @@ import {
 import type { ObservationRow } from '../../kernel/store/observation-store.js';
 import {
   type LazyPage,
-  type Page,
   type PageArgs,
   decodeCursor,
   encodeCursor,
