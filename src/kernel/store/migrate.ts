@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Database } from '../../db/database.js';
 
@@ -21,11 +21,26 @@ export class EmbeddingMismatchError extends Error {
   }
 }
 
+/**
+ * The migrations in order, each with its `\ir <file>` lines (psql's include, relative to this
+ * folder) replaced by that file: definitions kept in one file (functions/) that several
+ * migrations re-apply. The expanded text is what runs and what the template hash covers.
+ */
 export function migrationFiles(): { name: string; sql: string }[] {
   return readdirSync(migrationsDir)
     .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
     .sort()
-    .map((name) => ({ name, sql: readFileSync(join(migrationsDir, name), 'utf8') }));
+    .map((name) => ({ name, sql: withIncludes(readFileSync(join(migrationsDir, name), 'utf8'), name) }));
+}
+
+function withIncludes(sql: string, migration: string): string {
+  return sql.replace(/^\\ir[ \t]+(\S+)[ \t]*$/gm, (_line, path: string) => {
+    const file = normalize(path);
+    if (file.startsWith('..') || file.startsWith('/') || !file.endsWith('.sql')) {
+      throw new Error(`${migration}: \\ir ${path} must name a .sql file inside the migrations folder`);
+    }
+    return readFileSync(join(migrationsDir, file), 'utf8');
+  });
 }
 
 /**
