@@ -1,7 +1,8 @@
 import type { Queryable } from '../../db/database.js';
 import { namedIn } from '../../modules/observations/store/entity-link-store.js';
 import { ENTITY_JSON, type EntityRow, entityRowOfJson } from './entity-store.js';
-import { raw, run, sql, visible } from './sql.js';
+import { raw, run, sql } from './sql.js';
+import { visible } from './visibility.js';
 import { visibleTo } from './visibility.js';
 
 export interface ChunkRow {

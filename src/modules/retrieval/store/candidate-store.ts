@@ -11,20 +11,8 @@ import type { Queryable } from '../../../db/database.js';
 import type { EvidenceClass } from '../../../domain/evidence.js';
 import { DOCUMENT_LINK_ORIGIN } from '../../documents/store/document-store.js';
 import { namedIn } from '../../observations/store/entity-link-store.js';
-import {
-  factHeld,
-  factVisible,
-  type Param,
-  type SqlFragment,
-  inNamespaces,
-  join,
-  param,
-  raw,
-  relevant,
-  run,
-  sql,
-  visible,
-} from '../../../kernel/store/sql.js';
+import { type Param, type SqlFragment, join, param, raw, run, sql } from '../../../kernel/store/sql.js';
+import { factHeld, factVisible, inNamespaces, relevant, visible } from '../../../kernel/store/visibility.js';
 
 export const MAX_CANDIDATE_TEXT = 32_768;
 

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../../db/database.js';
 import { FACT_COLUMNS, type FactRow } from '../../../kernel/store/fact-store.js';
-import { param, run, sql, visible } from '../../../kernel/store/sql.js';
+import { param, run, sql } from '../../../kernel/store/sql.js';
+import { visible } from '../../../kernel/store/visibility.js';
 import { factVisibleTo, visibleTo } from '../../../kernel/store/visibility.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../../db/database.js';
 import { FACT_COLUMNS, type FactRow } from '../../../kernel/store/fact-store.js';
-import { factVisible, run, sql } from '../../../kernel/store/sql.js';
+import { run, sql } from '../../../kernel/store/sql.js';
+import { factVisible } from '../../../kernel/store/visibility.js';
 import { factVisibleTo, visibleTo } from '../../../kernel/store/visibility.js';
 
 /**
