@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
-import { visibleTo } from './visibility.js';
+import { visible } from './visibility.js';
+import { param, run, sql } from './sql.js';
 
 /**
  * Roles of a mention: which way an observation touched an entity. `episode` marks the episodes
@@ -27,18 +28,15 @@ export async function insertMentions(
   mentions: MentionWrite[],
 ): Promise<void> {
   if (mentions.length === 0) return;
-  await q.query(
-    `/* insertMentions */
+  await run(
+    q,
+    sql`/* insertMentions */
      INSERT INTO mentions (namespace, entity_key, observation_id, role)
-     SELECT $1, m.entity_key, m.observation_id, m.role
-     FROM jsonb_to_recordset($2::jsonb) AS m(entity_key text, observation_id text, role text)
+     SELECT ${namespace}, m.entity_key, m.observation_id, m.role
+     FROM jsonb_to_recordset(${JSON.stringify(
+       mentions.map((m) => ({ entity_key: m.entityKey, observation_id: m.observationId, role: m.role })),
+     )}::jsonb) AS m(entity_key text, observation_id text, role text)
      ON CONFLICT (namespace, entity_key, observation_id) DO NOTHING`,
-    [
-      namespace,
-      JSON.stringify(
-        mentions.map((m) => ({ entity_key: m.entityKey, observation_id: m.observationId, role: m.role })),
-      ),
-    ],
   );
 }
 
@@ -53,15 +51,16 @@ export async function findMentionsByObservations(
   roles: readonly MentionRole[] | null,
   visibleScopes: string[] | null,
 ): Promise<MentionRow[]> {
-  const { rows } = await q.query<MentionRow>(
-    `/* findMentionsByObservations */
+  const rolesParam = param(roles);
+  const { rows } = await run<MentionRow>(
+    q,
+    sql`/* findMentionsByObservations */
      SELECT m.namespace, m.entity_key AS "entityKey", m.observation_id AS "observationId", m.role
      FROM mentions m JOIN observations o ON o.namespace = m.namespace AND o.observation_id = m.observation_id
-     WHERE m.namespace = $1 AND m.observation_id = ANY($2::text[])
-       AND ($3::text[] IS NULL OR m.role = ANY($3::text[]))
-       AND ${visibleTo('o', '$4')}
+     WHERE m.namespace = ${namespace} AND m.observation_id = ANY(${observationIds}::text[])
+       AND (${rolesParam}::text[] IS NULL OR m.role = ANY(${rolesParam}::text[]))
+       AND ${visible('o', visibleScopes)}
      ORDER BY m.observation_id, m.entity_key`,
-    [namespace, observationIds, roles, visibleScopes],
   );
   return rows;
 }
@@ -72,9 +71,9 @@ export async function deleteMentionsOfEntity(
   namespace: string,
   entityKey: string,
 ): Promise<number> {
-  const { rowCount } = await q.query(
-    `/* deleteMentionsOfEntity */ DELETE FROM mentions WHERE namespace = $1 AND entity_key = $2`,
-    [namespace, entityKey],
+  const { rowCount } = await run(
+    q,
+    sql`/* deleteMentionsOfEntity */ DELETE FROM mentions WHERE namespace = ${namespace} AND entity_key = ${entityKey}`,
   );
   return rowCount;
 }
