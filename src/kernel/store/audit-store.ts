@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import { param, run, sql } from './sql.js';
 
 /**
  * The audit log is append-only: a trigger refuses UPDATE and DELETE, and this store offers
@@ -19,12 +20,12 @@ export interface AuditRow extends AuditEntry {
 }
 
 export async function appendAudit(q: Queryable, namespace: string, entry: AuditEntry): Promise<number> {
-  const { rows } = await q.query<{ auditId: number }>(
-    `/* appendAudit */
+  const { rows } = await run<{ auditId: number }>(
+    q,
+    sql`/* appendAudit */
      INSERT INTO audit_log (namespace, principal_id, action, target, summary)
-     VALUES ($1, $2, $3, $4, $5::jsonb)
+     VALUES (${namespace}, ${entry.principalId}, ${entry.action}, ${entry.target}, ${JSON.stringify(entry.summary)}::jsonb)
      RETURNING audit_id AS "auditId"`,
-    [namespace, entry.principalId, entry.action, entry.target, JSON.stringify(entry.summary)],
   );
   return Number(rows[0]!.auditId);
 }
@@ -35,16 +36,18 @@ export async function listAudit(
   namespace: string,
   options: { actions?: string[] | null; beforeId?: number | null; limit: number },
 ): Promise<AuditRow[]> {
-  const { rows } = await q.query<AuditRow>(
-    `/* listAudit */
+  const actionsParam = param(options.actions ?? null);
+  const beforeIdParam = param(options.beforeId ?? null);
+  const { rows } = await run<AuditRow>(
+    q,
+    sql`/* listAudit */
      SELECT namespace, audit_id AS "auditId", at, principal_id AS "principalId", action, target, summary
      FROM audit_log
-     WHERE namespace = $1
-       AND ($2::text[] IS NULL OR action = ANY($2::text[]))
-       AND ($3::bigint IS NULL OR audit_id < $3::bigint)
+     WHERE namespace = ${namespace}
+       AND (${actionsParam}::text[] IS NULL OR action = ANY(${actionsParam}::text[]))
+       AND (${beforeIdParam}::bigint IS NULL OR audit_id < ${beforeIdParam}::bigint)
      ORDER BY audit_id DESC
-     LIMIT $4`,
-    [namespace, options.actions ?? null, options.beforeId ?? null, options.limit],
+     LIMIT ${options.limit}`,
   );
   return rows.map((r) => ({ ...r, auditId: Number(r.auditId) }));
 }
