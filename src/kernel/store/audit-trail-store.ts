@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import { param, run, sql } from './sql.js';
 
 /**
  * The admin read of the audit log and the gateway's batched appends (one statement per
@@ -26,21 +27,15 @@ export interface AuditAppend {
 /** Appends several entries in one statement; returns their ids in input order. */
 export async function appendAuditEntries(q: Queryable, entries: readonly AuditAppend[]): Promise<number[]> {
   if (entries.length === 0) return [];
-  const { rows } = await q.query<{ auditId: number; ord: number }>(
-    `/* appendAuditEntries */
+  const { rows } = await run<{ auditId: number; ord: number }>(
+    q,
+    sql`/* appendAuditEntries */
      INSERT INTO audit_log (namespace, principal_id, action, target, summary)
      SELECT e.namespace, e.principal_id, e.action, e.target, e.summary
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[])
+     FROM unnest(${entries.map((e) => e.namespace)}::text[], ${entries.map((e) => e.principalId)}::text[], ${entries.map((e) => e.action)}::text[], ${entries.map((e) => e.target)}::text[], ${entries.map((e) => JSON.stringify(e.summary))}::jsonb[])
        WITH ORDINALITY AS e(namespace, principal_id, action, target, summary, ord)
      ORDER BY e.ord
      RETURNING audit_id AS "auditId"`,
-    [
-      entries.map((e) => e.namespace),
-      entries.map((e) => e.principalId),
-      entries.map((e) => e.action),
-      entries.map((e) => e.target),
-      entries.map((e) => JSON.stringify(e.summary)),
-    ],
   );
   return rows.map((r) => Number(r.auditId));
 }
@@ -60,18 +55,22 @@ export async function listAuditTrail(
   namespace: string,
   f: AuditTrailFilter,
 ): Promise<AuditTrailRow[]> {
-  const { rows } = await q.query<AuditTrailRow>(
-    `/* listAuditTrail */
+  const sinceParam = param(f.since);
+  const untilParam = param(f.until);
+  const actionsParam = param(f.actions);
+  const beforeIdParam = param(f.beforeId);
+  const { rows } = await run<AuditTrailRow>(
+    q,
+    sql`/* listAuditTrail */
      SELECT namespace, audit_id AS "auditId", at, principal_id AS "principalId", action, target, summary
      FROM audit_log
-     WHERE namespace = $1
-       AND ($2::timestamptz IS NULL OR at >= $2::timestamptz)
-       AND ($3::timestamptz IS NULL OR at < $3::timestamptz)
-       AND ($4::text[] IS NULL OR action = ANY($4::text[]))
-       AND ($5::bigint IS NULL OR audit_id < $5::bigint)
+     WHERE namespace = ${namespace}
+       AND (${sinceParam}::timestamptz IS NULL OR at >= ${sinceParam}::timestamptz)
+       AND (${untilParam}::timestamptz IS NULL OR at < ${untilParam}::timestamptz)
+       AND (${actionsParam}::text[] IS NULL OR action = ANY(${actionsParam}::text[]))
+       AND (${beforeIdParam}::bigint IS NULL OR audit_id < ${beforeIdParam}::bigint)
      ORDER BY audit_id DESC
-     LIMIT $6`,
-    [namespace, f.since, f.until, f.actions, f.beforeId, f.limit],
+     LIMIT ${f.limit}`,
   );
   return rows.map((r) => ({ ...r, auditId: Number(r.auditId) }));
 }
