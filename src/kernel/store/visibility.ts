@@ -7,12 +7,14 @@
  * statement binds once and uses in several predicates, as a statement that filters several
  * tables by the same scopes does.
  */
-import { Param, type SqlFragment, ident, join, raw, sql } from './sql.js';
+import { Param, SqlFragment, ident, join, raw, sql } from './sql.js';
 
 /** The principal's visibility scopes; null = an unrestricted principal. */
 export type Scopes = readonly string[] | null;
 
-const bound = <T>(value: T | Param): Param => (value instanceof Param ? value : new Param(value));
+/** A value as one parameter; a Param as it is; a fragment (a constant such as NULL) spliced in. */
+const bound = <T>(value: T | Param | SqlFragment): Param | SqlFragment =>
+  value instanceof Param || value instanceof SqlFragment ? value : new Param(value);
 
 /** `alias.column`, or the bare column when the statement has one table and no alias. */
 const column = (alias: string, name: string): SqlFragment => ident(alias ? `${alias}.${name}` : name);
@@ -31,7 +33,7 @@ export function inNamespaces(alias: string, namespaces: readonly string[] | Para
  * The visibility predicate: a row with no visibility scopes is visible to everyone who may
  * read its namespace, any other to a principal holding one of them.
  */
-export function visible(alias: string, scopes: Scopes | Param): SqlFragment {
+export function visible(alias: string, scopes: Scopes | Param | SqlFragment): SqlFragment {
   const s = bound(scopes);
   const col = column(alias, 'visibility');
   return sql`(${s}::text[] IS NULL OR cardinality(${col}) = 0 OR ${col} && ${s}::text[])`;
@@ -80,12 +82,14 @@ export const READABLE_FACT_STATUSES = ['ACTIVE', 'SUPERSEDED', 'EVIDENCE_LOST'] 
  */
 const STATUS_SETS = {
   readable: raw(`IN (${READABLE_FACT_STATUSES.map((s) => `'${s}'`).join(', ')})`),
+  /** What reads serve: current and superseded facts (EVIDENCE_LOST is never served). */
+  served: raw(`IN ('ACTIVE', 'SUPERSEDED')`),
   active: raw(`IN ('ACTIVE')`),
 } as const;
 
 /**
  * The fact was valid at `asOf` (`valid_from ≤ asOf < valid_to`) with a status of `statuses`
- * (READABLE_FACT_STATUSES, or ACTIVE only); a superseded fact's closed `valid_to` records
+ * (READABLE_FACT_STATUSES, served ones, or ACTIVE only); a superseded fact's closed `valid_to` records
  * exactly when it was in force.
  */
 export function validAt(
@@ -123,20 +127,3 @@ export function factHeld(alias: string, asOf: Date | null | Param): SqlFragment 
                AND ho.observation_id = ANY(${ids}) AND ho.occurred_at <= ${at}::timestamptz))`;
 }
 
-// ------------------------------------------------------------------ text builders (legacy)
-// The same predicates as text around a hand-numbered placeholder, for the statements not yet
-// written with the `sql` tag.
-
-export function visibleTo(alias: string, param: string): string {
-  const col = alias ? `${alias}.visibility` : 'visibility';
-  return `(${param}::text[] IS NULL OR cardinality(${col}) = 0 OR ${col} && ${param}::text[])`;
-}
-
-export function factVisibleTo(alias: string, param: string, checked: readonly Endpoint[] = []): string {
-  const f = alias ? `${alias}.` : '';
-  const endpoint = (column: Endpoint) =>
-    `coalesce((SELECT ${visibleTo('fe', param)} FROM entities fe
-               WHERE fe.namespace = ${f}namespace AND fe.key = ${f}${column}), false)`;
-  const ends = (['subject', 'object'] as const).filter((side) => !checked.includes(side)).map(endpoint);
-  return `(${[visibleTo(alias, param), ...ends].join(' AND ')})`;
-}
