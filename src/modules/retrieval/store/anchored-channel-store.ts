@@ -27,7 +27,7 @@ export interface FactSeedRow {
 export interface FactsAroundInput {
   seeds: readonly FactSeedRow[];
   asOf: Date;
-  /** What memory held at this instant (see visibility.ts, factHeldAt); null = now. */
+  /** What memory held at this instant (see visibility.ts, factHeld); null = now. */
   heldAt: Date | null;
   /** Relevance scopes; null = no relevance filter. */
   scopes: string[] | null;

@@ -20,7 +20,7 @@ export interface CandidateReadContext {
   asOf: Date;
   /**
    * The caller's asOf (null = now): facts memory did not hold then are not served (see
-   * factHeldAt), and an end date after it is not shown (it was not known then).
+   * factHeld), and an end date after it is not shown (it was not known then).
    */
   heldAt: Date | null;
   /** The query embedding as pgvector text, or null (no distance then). */
