@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Database } from '../../db/database.js';
+import { run, sql } from './sql.js';
 
 const migrationsDir = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -78,11 +79,11 @@ export async function migrate(
     options.onApplied?.(file.name, performance.now() - started);
   }
   if (!stored) {
-    await db.query(
-      `/* recordEmbeddingSettings */
-       INSERT INTO memgate_settings (embedding_model, embedding_dim) VALUES ($1, $2)
+    await run(
+      db,
+      sql`/* recordEmbeddingSettings */
+       INSERT INTO memgate_settings (embedding_model, embedding_dim) VALUES (${embedding.model}, ${embedding.dimensions})
        ON CONFLICT (singleton) DO NOTHING`,
-      [embedding.model, embedding.dimensions],
     );
   }
   return applied;
