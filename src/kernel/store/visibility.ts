@@ -126,4 +126,3 @@ export function factHeld(alias: string, asOf: Date | null | Param): SqlFragment 
     OR EXISTS (SELECT 1 FROM observations ho WHERE ho.namespace = ${column(alias, 'namespace')}
                AND ho.observation_id = ANY(${ids}) AND ho.occurred_at <= ${at}::timestamptz))`;
 }
-
