@@ -1,8 +1,8 @@
 import type { Queryable } from '../../db/database.js';
 import { namedIn } from './entity-link-store.js';
 import { ENTITY_JSON, type EntityRow, entityRowOfJson } from './entity-store.js';
-import { raw, run, sql, visible } from './sql.js';
-import { visibleTo } from './visibility.js';
+import { param, raw, run, sql } from './sql.js';
+import { visible } from './visibility.js';
 
 export interface ChunkRow {
   namespace: string;
@@ -38,11 +38,11 @@ export async function findChunksByIds(
   chunkIds: readonly number[],
   visibleScopes: string[] | null,
 ): Promise<(ChunkRow | null)[]> {
-  const { rows } = await q.query<ChunkRow>(
-    `/* findChunksByIds */
-     SELECT ${CHUNK_COLUMNS} FROM chunks c
-     WHERE c.namespace = $1 AND c.chunk_id = ANY($2::bigint[]) AND ${visibleTo('c', '$3')}`,
-    [namespace, chunkIds, visibleScopes],
+  const { rows } = await run<ChunkRow>(
+    q,
+    sql`/* findChunksByIds */
+     SELECT ${raw(CHUNK_COLUMNS)} FROM chunks c
+     WHERE c.namespace = ${namespace} AND c.chunk_id = ANY(${chunkIds}::bigint[]) AND ${visible('c', visibleScopes)}`,
   );
   const byId = new Map(rows.map((r) => [Number(r.chunkId), r]));
   return chunkIds.map((id) => byId.get(id) ?? null);
@@ -105,10 +105,10 @@ export async function replaceChunks(
   nodeKey: string,
   chunks: ChunkWrite[],
 ): Promise<number[]> {
-  await q.query(`/* deleteChunksOfNode */ DELETE FROM chunks WHERE namespace = $1 AND node_key = $2`, [
-    namespace,
-    nodeKey,
-  ]);
+  await run(
+    q,
+    sql`/* deleteChunksOfNode */ DELETE FROM chunks WHERE namespace = ${namespace} AND node_key = ${nodeKey}`,
+  );
   return appendChunks(q, namespace, nodeKey, chunks);
 }
 
@@ -120,23 +120,21 @@ export async function appendChunks(
   chunks: ChunkWrite[],
 ): Promise<number[]> {
   if (chunks.length === 0) return [];
-  const { rows } = await q.query<{ chunkId: number }>(
-    `/* insertChunks */
+  const { rows } = await run<{ chunkId: number }>(
+    q,
+    sql`/* insertChunks */
      INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
                          meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
-     SELECT $1, $2, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.ts_config::regconfig, c.source_path,
+     SELECT ${namespace}, ${nodeKey}, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.ts_config::regconfig, c.source_path,
             c.meta, c.scopes, c.visibility, c.observation_id, c.occurred_at, c.pii, c.pii_categories, c.embedding::vector
-     FROM jsonb_to_recordset($3::jsonb) AS c(ord int, kind text, title text, heading text, text text, search_text text,
+     FROM jsonb_to_recordset(${
+       // Serialised here: an array parameter would reach node-postgres as a PostgreSQL array.
+       JSON.stringify(chunks.map(chunkRecordOf))
+     }::jsonb) AS c(ord int, kind text, title text, heading text, text text, search_text text,
             source_path text, meta jsonb, scopes text[], visibility text[], observation_id text, occurred_at timestamptz,
             pii boolean, pii_categories text[], embedding text, ts_config text)
      ORDER BY c.ord
      RETURNING chunk_id AS "chunkId"`,
-    [
-      namespace,
-      nodeKey,
-      // Serialised here: an array parameter would reach node-postgres as a PostgreSQL array.
-      JSON.stringify(chunks.map(chunkRecordOf)),
-    ],
   );
   return rows.map((r) => Number(r.chunkId));
 }
@@ -154,12 +152,12 @@ export async function findChunkTextsOfNode(
   nodeKey: string,
   visibleScopes: string[] | null,
 ): Promise<ChunkText[]> {
-  const { rows } = await q.query<ChunkText>(
-    `/* findChunkTextsOfNode */
+  const { rows } = await run<ChunkText>(
+    q,
+    sql`/* findChunkTextsOfNode */
      SELECT c.ord AS "order", c.heading, c.text FROM chunks c
-     WHERE c.namespace = $1 AND c.node_key = $2 AND ${visibleTo('c', '$3')}
+     WHERE c.namespace = ${namespace} AND c.node_key = ${nodeKey} AND ${visible('c', visibleScopes)}
      ORDER BY c.ord`,
-    [namespace, nodeKey, visibleScopes],
   );
   return rows;
 }
@@ -182,7 +180,10 @@ export interface ChunkCursor {
 }
 
 export async function countAllChunks(q: Queryable): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(`/* countAllChunks */ SELECT count(*)::int AS n FROM chunks`);
+  const { rows } = await run<{ n: number }>(
+    q,
+    sql`/* countAllChunks */ SELECT count(*)::int AS n FROM chunks`,
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -192,13 +193,14 @@ export async function listChunksForEmbedding(
   after: ChunkCursor | null,
   limit: number,
 ): Promise<ChunkForEmbedding[]> {
-  const { rows } = await q.query<ChunkForEmbedding>(
-    `/* listChunksForEmbedding */
+  const namespaceParam = param(after?.namespace ?? null);
+  const { rows } = await run<ChunkForEmbedding>(
+    q,
+    sql`/* listChunksForEmbedding */
      SELECT c.namespace, c.chunk_id AS "chunkId", c.title, c.heading, c.text FROM chunks c
-     WHERE $1::text IS NULL OR (c.namespace, c.chunk_id) > ($1::text, $2::bigint)
+     WHERE ${namespaceParam}::text IS NULL OR (c.namespace, c.chunk_id) > (${namespaceParam}::text, ${after?.chunkId ?? null}::bigint)
      ORDER BY c.namespace, c.chunk_id
-     LIMIT $3`,
-    [after?.namespace ?? null, after?.chunkId ?? null, limit],
+     LIMIT ${limit}`,
   );
   return rows.map((r) => ({ ...r, chunkId: Number(r.chunkId) }));
 }
@@ -209,20 +211,18 @@ export async function updateChunkEmbeddings(
   rows: { namespace: string; chunkId: number; embedding: number[] }[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  await q.query(
-    `/* updateChunkEmbeddings */
+  await run(
+    q,
+    sql`/* updateChunkEmbeddings */
      UPDATE chunks c SET embedding = v.embedding::vector
-     FROM jsonb_to_recordset($1::jsonb) AS v(namespace text, chunk_id bigint, embedding text)
+     FROM jsonb_to_recordset(${JSON.stringify(
+       rows.map((r) => ({
+         namespace: r.namespace,
+         chunk_id: r.chunkId,
+         embedding: `[${r.embedding.join(',')}]`,
+       })),
+     )}::jsonb) AS v(namespace text, chunk_id bigint, embedding text)
      WHERE c.namespace = v.namespace AND c.chunk_id = v.chunk_id`,
-    [
-      JSON.stringify(
-        rows.map((r) => ({
-          namespace: r.namespace,
-          chunk_id: r.chunkId,
-          embedding: `[${r.embedding.join(',')}]`,
-        })),
-      ),
-    ],
   );
 }
 
@@ -230,8 +230,9 @@ export const CHUNK_EMBEDDING_INDEX = 'chunks_embedding_idx';
 
 /** Dimension of `chunks.embedding` as the catalog has it (atttypmod holds it for vector). */
 export async function chunkEmbeddingDimension(q: Queryable): Promise<number | null> {
-  const { rows } = await q.query<{ dim: number }>(
-    `/* chunkEmbeddingDimension */
+  const { rows } = await run<{ dim: number }>(
+    q,
+    sql`/* chunkEmbeddingDimension */
      SELECT a.atttypmod AS dim FROM pg_attribute a
      WHERE a.attrelid = 'chunks'::regclass AND a.attname = 'embedding' AND NOT a.attisdropped`,
   );
@@ -241,40 +242,43 @@ export async function chunkEmbeddingDimension(q: Queryable): Promise<number | nu
 
 /** Bulk re-embedding is much faster without the HNSW index; it is rebuilt once at the end. */
 export async function dropChunkEmbeddingIndex(q: Queryable): Promise<void> {
-  await q.query(`/* dropChunkEmbeddingIndex */ DROP INDEX IF EXISTS ${CHUNK_EMBEDDING_INDEX}`);
+  await run(q, sql`/* dropChunkEmbeddingIndex */ DROP INDEX IF EXISTS ${raw(CHUNK_EMBEDDING_INDEX)}`);
 }
 
 export async function createChunkEmbeddingIndex(q: Queryable): Promise<void> {
-  await q.query(
-    `/* createChunkEmbeddingIndex */
-     CREATE INDEX IF NOT EXISTS ${CHUNK_EMBEDDING_INDEX} ON chunks USING hnsw (embedding vector_cosine_ops)`,
+  await run(
+    q,
+    sql`/* createChunkEmbeddingIndex */
+     CREATE INDEX IF NOT EXISTS ${raw(CHUNK_EMBEDDING_INDEX)} ON chunks USING hnsw (embedding vector_cosine_ops)`,
   );
 }
 
 /** A new dimension invalidates every vector: the column is retyped and emptied. */
 export async function resizeChunkEmbeddings(q: Queryable, dimensions: number): Promise<void> {
   if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`bad dimension ${dimensions}`);
-  await q.query(
-    `/* resizeChunkEmbeddings */
-     ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(${dimensions}) USING NULL`,
+  await run(
+    q,
+    sql`/* resizeChunkEmbeddings */
+     ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(${raw(String(dimensions))}) USING NULL`,
   );
 }
 
 /** Records the model and dimension the vectors are now built with. */
 export async function writeEmbeddingSettings(q: Queryable, model: string, dimensions: number): Promise<void> {
-  await q.query(
-    `/* writeEmbeddingSettings */
-     INSERT INTO memgate_settings (embedding_model, embedding_dim) VALUES ($1, $2)
+  await run(
+    q,
+    sql`/* writeEmbeddingSettings */
+     INSERT INTO memgate_settings (embedding_model, embedding_dim) VALUES (${model}, ${dimensions})
      ON CONFLICT (singleton) DO UPDATE SET embedding_model = excluded.embedding_model,
        embedding_dim = excluded.embedding_dim, updated_at = now()`,
-    [model, dimensions],
   );
 }
 
 /** Vector columns besides `chunks.embedding` (reindex only knows how to rebuild chunks). */
 export async function otherVectorColumns(q: Queryable): Promise<string[]> {
-  const { rows } = await q.query<{ col: string }>(
-    `/* otherVectorColumns */
+  const { rows } = await run<{ col: string }>(
+    q,
+    sql`/* otherVectorColumns */
      SELECT c.relname || '.' || a.attname AS col
      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_type t ON t.oid = a.atttypid
      JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/database.js';
 import { canonicalJson } from '../../domain/ids.js';
-import { visibleTo } from './visibility.js';
+import { visible } from './visibility.js';
+import { param, raw, run, sql } from './sql.js';
 
 export interface EntityRow {
   namespace: string;
@@ -129,11 +130,11 @@ export async function findEntitiesByKeys(
   keys: readonly string[],
   visibleScopes: string[] | null,
 ): Promise<(EntityRow | null)[]> {
-  const { rows } = await q.query<EntityRow>(
-    `/* findEntitiesByKeys */
-     SELECT ${ENTITY_COLUMNS} FROM entities e
-     WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND ${visibleTo('e', '$3')}`,
-    [namespace, keys, visibleScopes],
+  const { rows } = await run<EntityRow>(
+    q,
+    sql`/* findEntitiesByKeys */
+     SELECT ${raw(ENTITY_COLUMNS)} FROM entities e
+     WHERE e.namespace = ${namespace} AND e.key = ANY(${keys}::text[]) AND ${visible('e', visibleScopes)}`,
   );
   const byKey = new Map(rows.map((r) => [r.key, r]));
   return keys.map((k) => byKey.get(k) ?? null);
@@ -151,31 +152,6 @@ export interface EntityListFilter {
   backwards?: boolean;
 }
 
-/** listEntities' statement by its select list: a page reads the columns its fields need. */
-const listStatements = new Map<string, string>();
-
-function listStatement(columns: readonly EntityColumn[] | null, backwards: boolean): string {
-  const cacheKey = `${backwards ? 'B' : 'F'}${columns ? columns.join(',') : '*'}`;
-  let sql = listStatements.get(cacheKey);
-  if (sql === undefined) {
-    sql = `/* listEntities */
-     SELECT ${columns ? selectedEntityColumns(columns) : ENTITY_COLUMNS} FROM entities e
-     WHERE e.namespace = $1
-       AND ($2::text[] IS NULL OR e.kind = ANY($2::text[]))
-       AND ($3::text IS NULL OR starts_with(e.key, $3::text))
-       AND ($4::text IS NULL OR e.key > $4::text)
-       AND ($5::text IS NULL OR e.key < $5::text)
-       AND ($8::text[] IS NULL OR NOT (e.kind = ANY($8::text[])))
-       AND ${visibleTo('e', '$6')}
-     ORDER BY e.key ${backwards ? 'DESC' : 'ASC'}
-     LIMIT $7`;
-    // Bounded like the prepared statements the texts become.
-    if (listStatements.size >= 64) listStatements.clear();
-    listStatements.set(cacheKey, sql);
-  }
-  return sql;
-}
-
 /**
  * A page of entities in key order. With `columns`, only those (and namespace, key and the PII
  * flags) are read and the rest of each row holds neutral values; without, whole rows.
@@ -187,16 +163,25 @@ export async function listEntities(
   visibleScopes: string[] | null,
   columns: readonly EntityColumn[] | null = null,
 ): Promise<EntityRow[]> {
-  const { rows } = await q.query<EntityRow>(listStatement(columns, filter.backwards ?? false), [
-    namespace,
-    filter.kinds ?? null,
-    filter.keyPrefix ?? null,
-    filter.afterKey ?? null,
-    filter.beforeKey ?? null,
-    visibleScopes,
-    filter.limit,
-    filter.excludeKinds ?? null,
-  ]);
+  const kinds = param(filter.kinds ?? null);
+  const keyPrefix = param(filter.keyPrefix ?? null);
+  const afterKey = param(filter.afterKey ?? null);
+  const beforeKey = param(filter.beforeKey ?? null);
+  const excludeKinds = param(filter.excludeKinds ?? null);
+  const { rows } = await run<EntityRow>(
+    q,
+    sql`/* listEntities */
+     SELECT ${raw(columns ? selectedEntityColumns(columns) : ENTITY_COLUMNS)} FROM entities e
+     WHERE e.namespace = ${namespace}
+       AND (${kinds}::text[] IS NULL OR e.kind = ANY(${kinds}::text[]))
+       AND (${keyPrefix}::text IS NULL OR starts_with(e.key, ${keyPrefix}::text))
+       AND (${afterKey}::text IS NULL OR e.key > ${afterKey}::text)
+       AND (${beforeKey}::text IS NULL OR e.key < ${beforeKey}::text)
+       AND (${excludeKinds}::text[] IS NULL OR NOT (e.kind = ANY(${excludeKinds}::text[])))
+       AND ${visible('e', visibleScopes)}
+     ORDER BY e.key ${raw(filter.backwards ? 'DESC' : 'ASC')}
+     LIMIT ${filter.limit}`,
+  );
   const complete = columns ? rows.map(withNeutralColumns) : rows;
   return filter.backwards ? complete.reverse() : complete;
 }
@@ -207,15 +192,18 @@ export async function countEntities(
   filter: Pick<EntityListFilter, 'kinds' | 'keyPrefix' | 'excludeKinds'>,
   visibleScopes: string[] | null,
 ): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
-    `/* countEntities */
+  const kindsParam = param(filter.kinds ?? null);
+  const keyPrefixParam = param(filter.keyPrefix ?? null);
+  const excludeKindsParam = param(filter.excludeKinds ?? null);
+  const { rows } = await run<{ n: number }>(
+    q,
+    sql`/* countEntities */
      SELECT count(*)::int AS n FROM entities e
-     WHERE e.namespace = $1
-       AND ($2::text[] IS NULL OR e.kind = ANY($2::text[]))
-       AND ($3::text IS NULL OR starts_with(e.key, $3::text))
-       AND ($5::text[] IS NULL OR NOT (e.kind = ANY($5::text[])))
-       AND ${visibleTo('e', '$4')}`,
-    [namespace, filter.kinds ?? null, filter.keyPrefix ?? null, visibleScopes, filter.excludeKinds ?? null],
+     WHERE e.namespace = ${namespace}
+       AND (${kindsParam}::text[] IS NULL OR e.kind = ANY(${kindsParam}::text[]))
+       AND (${keyPrefixParam}::text IS NULL OR starts_with(e.key, ${keyPrefixParam}::text))
+       AND (${excludeKindsParam}::text[] IS NULL OR NOT (e.kind = ANY(${excludeKindsParam}::text[])))
+       AND ${visible('e', visibleScopes)}`,
   );
   return rows[0]?.n ?? 0;
 }
@@ -233,7 +221,7 @@ export async function upsertEntity(
   visibleScopes: string[] | null,
   retried = false,
 ): Promise<EntityWriteStatus> {
-  const existing = await q.query<{
+  const existing = await run<{
     title: string;
     attributes: Record<string, unknown>;
     kind: string;
@@ -242,10 +230,10 @@ export async function upsertEntity(
     sourcePath: string | null;
     confidence: number | null;
   }>(
-    `/* lockEntityForUpsert */
+    q,
+    sql`/* lockEntityForUpsert */
      SELECT e.title, e.attributes, e.kind, e.placeholder, e.scopes, e.source_path AS "sourcePath", e.confidence
-     FROM entities e WHERE e.namespace = $1 AND e.key = $2 AND ${visibleTo('e', '$3')} FOR UPDATE`,
-    [namespace, w.key, visibleScopes],
+     FROM entities e WHERE e.namespace = ${namespace} AND e.key = ${w.key} AND ${visible('e', visibleScopes)} FOR UPDATE`,
   );
   const before = existing.rows[0];
   const merged = mergeAttributes(before?.attributes ?? {}, w.attributes);
@@ -253,28 +241,14 @@ export async function upsertEntity(
     // FOR UPDATE cannot lock a row that does not exist yet: a concurrent first write of the
     // same key makes this insert a no-op, and the upsert then retries as an update. A key
     // that is still not visible then belongs to a hidden row.
-    const inserted = await q.query(
-      `/* insertEntity */
+    const inserted = await run(
+      q,
+      sql`/* insertEntity */
        INSERT INTO entities (namespace, key, kind, title, attributes, scopes, visibility, source_path, confidence,
                              origin, pii, pii_categories, last_seen)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6::text[], $7::text[], $8, $9, $10, $11, $12::text[], $13::timestamptz)
+       VALUES (${namespace}, ${w.key}, ${w.kind}, ${w.title}, ${merged}::jsonb, ${w.scopes}::text[], ${w.visibility}::text[], ${w.sourcePath}, ${w.confidence}, ${w.origin}, ${w.pii}, ${w.piiCategories}::text[], ${w.validFrom}::timestamptz)
        ON CONFLICT (namespace, key) DO NOTHING
        RETURNING key`,
-      [
-        namespace,
-        w.key,
-        w.kind,
-        w.title,
-        merged,
-        w.scopes,
-        w.visibility,
-        w.sourcePath,
-        w.confidence,
-        w.origin,
-        w.pii,
-        w.piiCategories,
-        w.validFrom,
-      ],
     );
     if (inserted.rows.length === 0) {
       return retried ? 'HIDDEN' : upsertEntity(q, namespace, w, visibleScopes, true);
@@ -284,29 +258,15 @@ export async function upsertEntity(
   }
   const { changed, scopes } = entityChange(before, w, merged);
   if (!changed) return 'UNCHANGED';
-  await q.query(
-    `/* updateEntity */
-     UPDATE entities SET kind = $3, title = $4, attributes = $5::jsonb, scopes = $6::text[],
-       visibility = (SELECT coalesce(array_agg(DISTINCT v ORDER BY v), '{}') FROM unnest(visibility || $7::text[]) v),
-       source_path = coalesce($8, source_path), confidence = coalesce($9, confidence),
-       placeholder = false, pii = pii OR $10, pii_categories = (SELECT coalesce(array_agg(DISTINCT c ORDER BY c), '{}') FROM unnest(pii_categories || $11::text[]) c),
-       last_seen = greatest(last_seen, $12::timestamptz), updated_at = now()
-     WHERE namespace = $1 AND key = $2 AND ${visibleTo('entities', '$13')}`,
-    [
-      namespace,
-      w.key,
-      w.kind,
-      w.title,
-      merged,
-      scopes,
-      w.visibility,
-      w.sourcePath,
-      w.confidence,
-      w.pii,
-      w.piiCategories,
-      w.validFrom,
-      visibleScopes,
-    ],
+  await run(
+    q,
+    sql`/* updateEntity */
+     UPDATE entities SET kind = ${w.kind}, title = ${w.title}, attributes = ${merged}::jsonb, scopes = ${scopes}::text[],
+       visibility = (SELECT coalesce(array_agg(DISTINCT v ORDER BY v), '{}') FROM unnest(visibility || ${w.visibility}::text[]) v),
+       source_path = coalesce(${w.sourcePath}, source_path), confidence = coalesce(${w.confidence}, confidence),
+       placeholder = false, pii = pii OR ${w.pii}, pii_categories = (SELECT coalesce(array_agg(DISTINCT c ORDER BY c), '{}') FROM unnest(pii_categories || ${w.piiCategories}::text[]) c),
+       last_seen = greatest(last_seen, ${w.validFrom}::timestamptz), updated_at = now()
+     WHERE namespace = ${namespace} AND key = ${w.key} AND ${visible('entities', visibleScopes)}`,
   );
   if (entityChange(before, w, merged).versioned) await insertVersion(q, namespace, w, merged);
   return 'UPDATED';
@@ -351,21 +311,24 @@ async function insertVersion(
   attributes: Record<string, unknown>,
 ) {
   // Close the version in force at validFrom, then open the new one until the next known version.
-  await q.query(
-    `/* openAttributeVersion */
+  const nsParam = param(namespace);
+  const keyParam = param(w.key);
+  const validFromParam = param(w.validFrom);
+  await run(
+    q,
+    sql`/* openAttributeVersion */
      WITH closed AS (
-       UPDATE entity_versions SET valid_to = $3::timestamptz
-       WHERE namespace = $1 AND key = $2 AND valid_from < $3::timestamptz
-         AND (valid_to IS NULL OR valid_to > $3::timestamptz)
+       UPDATE entity_versions SET valid_to = ${validFromParam}::timestamptz
+       WHERE namespace = ${nsParam} AND key = ${keyParam} AND valid_from < ${validFromParam}::timestamptz
+         AND (valid_to IS NULL OR valid_to > ${validFromParam}::timestamptz)
        RETURNING valid_to
      )
      INSERT INTO entity_versions (namespace, key, valid_from, valid_to, title, attributes, observation_id)
-     VALUES ($1, $2, $3::timestamptz,
-             (SELECT min(valid_from) FROM entity_versions WHERE namespace = $1 AND key = $2 AND valid_from > $3::timestamptz),
-             $4, $5::jsonb, $6)
+     VALUES (${nsParam}, ${keyParam}, ${validFromParam}::timestamptz,
+             (SELECT min(valid_from) FROM entity_versions WHERE namespace = ${nsParam} AND key = ${keyParam} AND valid_from > ${validFromParam}::timestamptz),
+             ${w.title}, ${attributes}::jsonb, ${w.observationId})
      ON CONFLICT (namespace, key, valid_from) DO UPDATE SET title = excluded.title, attributes = excluded.attributes,
        observation_id = coalesce(excluded.observation_id, entity_versions.observation_id)`,
-    [namespace, w.key, w.validFrom, w.title, attributes, w.observationId],
   );
 }
 
@@ -383,18 +346,20 @@ export async function ensurePlaceholders(
   if (keys.length === 0) return 0;
   // The outer SELECT sees the table as it was before the insert, so keys inserted here are
   // excluded explicitly and only rows that were already there are checked.
-  const { rows } = await q.query<{ hidden: number }>(
-    `/* ensurePlaceholderEntities */
+  const nsParam = param(namespace);
+  const keysParam = param(keys);
+  const { rows } = await run<{ hidden: number }>(
+    q,
+    sql`/* ensurePlaceholderEntities */
      WITH inserted AS (
        INSERT INTO entities (namespace, key, kind, title, placeholder)
-       SELECT $1, k, 'entity', k, true FROM unnest($2::text[]) AS k
+       SELECT ${nsParam}, k, 'entity', k, true FROM unnest(${keysParam}::text[]) AS k
        ON CONFLICT (namespace, key) DO NOTHING
        RETURNING key
      )
      SELECT count(*)::int AS hidden FROM entities e
-     WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND e.key NOT IN (SELECT key FROM inserted)
-       AND NOT ${visibleTo('e', '$3')}`,
-    [namespace, keys, visibleScopes],
+     WHERE e.namespace = ${nsParam} AND e.key = ANY(${keysParam}::text[]) AND e.key NOT IN (SELECT key FROM inserted)
+       AND NOT ${visible('e', visibleScopes)}`,
   );
   return rows[0]?.hidden ?? 0;
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
-import { factVisibleTo } from './visibility.js';
+import { factVisible } from './visibility.js';
+import { param, raw, run, sql } from './sql.js';
 
 export type EvidenceClass = 'ASSERTED' | 'EXTRACTED' | 'INFERRED' | 'DERIVED';
 export type FactStatus = 'ACTIVE' | 'SUPERSEDED' | 'RETRACTED' | 'EVIDENCE_LOST';
@@ -56,11 +57,11 @@ export async function findFactsByIds(
   factIds: readonly string[],
   visibleScopes: string[] | null,
 ): Promise<(FactRow | null)[]> {
-  const { rows } = await q.query<FactRow>(
-    `/* findFactsByIds */
-     SELECT ${FACT_COLUMNS} FROM facts f
-     WHERE f.namespace = $1 AND f.fact_id = ANY($2::text[]) AND ${factVisibleTo('f', '$3')}`,
-    [namespace, factIds, visibleScopes],
+  const { rows } = await run<FactRow>(
+    q,
+    sql`/* findFactsByIds */
+     SELECT ${raw(FACT_COLUMNS)} FROM facts f
+     WHERE f.namespace = ${namespace} AND f.fact_id = ANY(${factIds}::text[]) AND ${factVisible('f', visibleScopes)}`,
   );
   const byId = new Map(rows.map((r) => [r.factId, r]));
   return factIds.map((id) => byId.get(id) ?? null);
@@ -99,26 +100,21 @@ export async function findFactForAssertion(
   same: { subject: string; predicate: string; object: string; inForceAt: Date } | null,
   visibleScopes: string[] | null,
 ): Promise<FactRow | null> {
-  const { rows } = await q.query<FactRow>(
-    `/* findFactForAssertion */
-     SELECT ${FACT_COLUMNS} FROM facts f
-     WHERE f.namespace = $1
-       AND (f.fact_id = $2
-            OR ($3::text IS NOT NULL AND f.subject = $3 AND f.predicate = $4 AND f.object = $5
-                AND f.status = 'ACTIVE' AND (f.valid_to IS NULL OR f.valid_to > $6::timestamptz)))
-       AND ${factVisibleTo('f', '$7')}
-     ORDER BY (f.fact_id = $2) DESC, (f.valid_from <= $6::timestamptz) DESC, f.valid_from ASC
+  const factIdParam = param(factId);
+  const subjectParam = param(same?.subject ?? null);
+  const inForceAtParam = param(same?.inForceAt ?? new Date(0));
+  const { rows } = await run<FactRow>(
+    q,
+    sql`/* findFactForAssertion */
+     SELECT ${raw(FACT_COLUMNS)} FROM facts f
+     WHERE f.namespace = ${namespace}
+       AND (f.fact_id = ${factIdParam}
+            OR (${subjectParam}::text IS NOT NULL AND f.subject = ${subjectParam} AND f.predicate = ${same?.predicate ?? null} AND f.object = ${same?.object ?? null}
+                AND f.status = 'ACTIVE' AND (f.valid_to IS NULL OR f.valid_to > ${inForceAtParam}::timestamptz)))
+       AND ${factVisible('f', visibleScopes)}
+     ORDER BY (f.fact_id = ${factIdParam}) DESC, (f.valid_from <= ${inForceAtParam}::timestamptz) DESC, f.valid_from ASC
      LIMIT 1
      FOR UPDATE OF f`,
-    [
-      namespace,
-      factId,
-      same?.subject ?? null,
-      same?.predicate ?? null,
-      same?.object ?? null,
-      same?.inForceAt ?? new Date(0),
-      visibleScopes,
-    ],
   );
   return rows[0] ?? null;
 }
@@ -130,10 +126,10 @@ export async function lockFact(
   factId: string,
   visibleScopes: string[] | null,
 ): Promise<FactRow | null> {
-  const { rows } = await q.query<FactRow>(
-    `/* lockFact */ SELECT ${FACT_COLUMNS} FROM facts f
-     WHERE f.namespace = $1 AND f.fact_id = $2 AND ${factVisibleTo('f', '$3')} FOR UPDATE OF f`,
-    [namespace, factId, visibleScopes],
+  const { rows } = await run<FactRow>(
+    q,
+    sql`/* lockFact */ SELECT ${raw(FACT_COLUMNS)} FROM facts f
+     WHERE f.namespace = ${namespace} AND f.fact_id = ${factId} AND ${factVisible('f', visibleScopes)} FOR UPDATE OF f`,
   );
   return rows[0] ?? null;
 }
@@ -146,42 +142,25 @@ export async function existingFactIds(
   visibleScopes: string[] | null,
 ): Promise<Set<string>> {
   if (factIds.length === 0) return new Set();
-  const { rows } = await q.query<{ id: string }>(
-    `/* existingFactIds */ SELECT f.fact_id AS id FROM facts f
-     WHERE f.namespace = $1 AND f.fact_id = ANY($2::text[]) AND ${factVisibleTo('f', '$3')}`,
-    [namespace, factIds, visibleScopes],
+  const { rows } = await run<{ id: string }>(
+    q,
+    sql`/* existingFactIds */ SELECT f.fact_id AS id FROM facts f
+     WHERE f.namespace = ${namespace} AND f.fact_id = ANY(${factIds}::text[]) AND ${factVisible('f', visibleScopes)}`,
   );
   return new Set(rows.map((r) => r.id));
 }
 
 /** Inserts a new fact; false when a concurrent writer inserted the same id first. */
 export async function insertFact(q: Queryable, namespace: string, w: FactWrite): Promise<boolean> {
-  const { rows } = await q.query(
-    `/* insertFact */
+  const { rows } = await run(
+    q,
+    sql`/* insertFact */
      INSERT INTO facts (namespace, fact_id, subject, predicate, object, valid_from, valid_to, recorded_at, evidence,
                         confidence, observation_ids, source_path, scopes, visibility, attributes, supersedes)
-     VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::timestamptz, $8::timestamptz, $9, $10, $11::text[], $12,
-             $13::text[], $14::text[], $15::jsonb, $16)
+     VALUES (${namespace}, ${w.factId}, ${w.subject}, ${w.predicate}, ${w.object}, ${w.validFrom}::timestamptz, ${w.validTo}::timestamptz, ${w.recordedAt}::timestamptz, ${w.evidence}, ${w.confidence}, ${w.observationIds}::text[], ${w.sourcePath},
+             ${w.scopes}::text[], ${w.visibility}::text[], ${w.attributes}::jsonb, ${w.supersedes})
      ON CONFLICT (namespace, fact_id) DO NOTHING
      RETURNING fact_id`,
-    [
-      namespace,
-      w.factId,
-      w.subject,
-      w.predicate,
-      w.object,
-      w.validFrom,
-      w.validTo,
-      w.recordedAt,
-      w.evidence,
-      w.confidence,
-      w.observationIds,
-      w.sourcePath,
-      w.scopes,
-      w.visibility,
-      w.attributes,
-      w.supersedes,
-    ],
   );
   return rows.length > 0;
 }
@@ -207,27 +186,15 @@ export async function reinforceFact(
   r: FactReinforcement,
   visibleScopes: string[] | null,
 ): Promise<void> {
-  await q.query(
-    `/* reinforceFact */
-     UPDATE facts SET observation_ids = $3::text[], confidence = $4, evidence = $5, scopes = $6::text[],
-       visibility = $7::text[], attributes = $8::jsonb, source_path = coalesce(source_path, $9),
-       supersedes = coalesce(supersedes, $10), status = $11,
-       status_reason = CASE WHEN status = $11 THEN status_reason ELSE NULL END
-     WHERE namespace = $1 AND fact_id = $2 AND ${factVisibleTo('facts', '$12')}`,
-    [
-      namespace,
-      factId,
-      r.observationIds,
-      r.confidence,
-      r.evidence,
-      r.scopes,
-      r.visibility,
-      r.attributes,
-      r.sourcePath,
-      r.supersedes,
-      r.status,
-      visibleScopes,
-    ],
+  const statusParam = param(r.status);
+  await run(
+    q,
+    sql`/* reinforceFact */
+     UPDATE facts SET observation_ids = ${r.observationIds}::text[], confidence = ${r.confidence}, evidence = ${r.evidence}, scopes = ${r.scopes}::text[],
+       visibility = ${r.visibility}::text[], attributes = ${r.attributes}::jsonb, source_path = coalesce(source_path, ${r.sourcePath}),
+       supersedes = coalesce(supersedes, ${r.supersedes}), status = ${statusParam},
+       status_reason = CASE WHEN status = ${statusParam} THEN status_reason ELSE NULL END
+     WHERE namespace = ${namespace} AND fact_id = ${factId} AND ${factVisible('facts', visibleScopes)}`,
   );
 }
 
@@ -249,26 +216,18 @@ export async function findOverlappingRivals(
   visibleScopes: string[] | null,
 ): Promise<string[]> {
   // Only visible rivals: marking a conflict changes the rival row, and hidden rows never change.
-  const { rows } = await q.query<{ id: string }>(
-    `/* findOverlappingRivals */
+  const validToParam = param(fact.validTo);
+  const { rows } = await run<{ id: string }>(
+    q,
+    sql`/* findOverlappingRivals */
      SELECT f.fact_id AS id FROM facts f
-     WHERE f.namespace = $1 AND f.subject = $2 AND f.predicate = $3 AND f.object <> $4 AND f.fact_id <> $5
+     WHERE f.namespace = ${namespace} AND f.subject = ${fact.subject} AND f.predicate = ${fact.predicate} AND f.object <> ${fact.object} AND f.fact_id <> ${fact.factId}
        AND f.status = 'ACTIVE'
-       AND ($7::timestamptz IS NULL OR f.valid_from < $7::timestamptz)
-       AND (f.valid_to IS NULL OR f.valid_to > $6::timestamptz)
+       AND (${validToParam}::timestamptz IS NULL OR f.valid_from < ${validToParam}::timestamptz)
+       AND (f.valid_to IS NULL OR f.valid_to > ${fact.validFrom}::timestamptz)
        AND f.valid_from < coalesce(f.valid_to, 'infinity'::timestamptz)
-       AND ${factVisibleTo('f', '$8')}
+       AND ${factVisible('f', visibleScopes)}
      ORDER BY f.valid_from, f.fact_id`,
-    [
-      namespace,
-      fact.subject,
-      fact.predicate,
-      fact.object,
-      fact.factId,
-      fact.validFrom,
-      fact.validTo,
-      visibleScopes,
-    ],
   );
   return rows.map((r) => r.id);
 }
@@ -279,18 +238,20 @@ export async function findOverlappingRivals(
  * pack the namespace enabled.
  */
 export async function isSingleValued(q: Queryable, namespace: string, predicate: string): Promise<boolean> {
-  const { rows } = await q.query<{ one: boolean }>(
-    `/* isSingleValued */
+  const nsParam = param(namespace);
+  const predicateParam = param(predicate);
+  const { rows } = await run<{ one: boolean }>(
+    q,
+    sql`/* isSingleValued */
      SELECT EXISTS (
-       SELECT 1 FROM namespace_settings WHERE namespace = $1 AND $2 = ANY(single_valued_predicates)
+       SELECT 1 FROM namespace_settings WHERE namespace = ${nsParam} AND ${predicateParam} = ANY(single_valued_predicates)
      ) OR EXISTS (
        SELECT 1 FROM namespace_settings s
        CROSS JOIN LATERAL unnest(s.packs) AS r(ref)
        JOIN domain_packs p ON p.name = split_part(r.ref, '@', 1) AND p.version = split_part(r.ref, '@', 2)
        CROSS JOIN LATERAL jsonb_array_elements(p.body->'relations') AS rel
-       WHERE s.namespace = $1 AND rel->>'relation' = $2 AND rel->>'cardinality' = 'one'
+       WHERE s.namespace = ${nsParam} AND rel->>'relation' = ${predicateParam} AND rel->>'cardinality' = 'one'
      ) AS one`,
-    [namespace, predicate],
   );
   return rows[0]?.one ?? false;
 }
@@ -307,16 +268,18 @@ export async function markConflicts(
   visibleScopes: string[] | null,
 ): Promise<void> {
   if (others.length === 0) return;
-  await q.query(
-    `/* markConflicts */
+  const factIdParam = param(factId);
+  const othersParam = param(others);
+  await run(
+    q,
+    sql`/* markConflicts */
      UPDATE facts SET conflict = true,
        conflicts_with = (
          SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}')
-         FROM unnest(conflicts_with || CASE WHEN fact_id = $2 THEN $3::text[] ELSE ARRAY[$2::text] END) x
+         FROM unnest(conflicts_with || CASE WHEN fact_id = ${factIdParam} THEN ${othersParam}::text[] ELSE ARRAY[${factIdParam}::text] END) x
        )
-     WHERE namespace = $1 AND fact_id = ANY(array_append($3::text[], $2::text))
-       AND (fact_id = $2 OR ${factVisibleTo('facts', '$4')})`,
-    [namespace, factId, others, visibleScopes],
+     WHERE namespace = ${namespace} AND fact_id = ANY(array_append(${othersParam}::text[], ${factIdParam}::text))
+       AND (fact_id = ${factIdParam} OR ${factVisible('facts', visibleScopes)})`,
   );
 }
 
@@ -331,15 +294,16 @@ export async function dropConflictReferences(
   visibleScopes: string[] | null,
 ): Promise<void> {
   if (factIds.length === 0) return;
-  await q.query(
-    `/* dropConflictReferences */
+  const factIdsParam = param(factIds);
+  await run(
+    q,
+    sql`/* dropConflictReferences */
      UPDATE facts SET
        conflicts_with = (SELECT coalesce(array_agg(x ORDER BY x), '{}') FROM unnest(conflicts_with) x
-                         WHERE x <> ALL($2::text[])),
-       conflict = EXISTS (SELECT 1 FROM unnest(conflicts_with) x WHERE x <> ALL($2::text[]))
-     WHERE namespace = $1 AND conflicts_with && $2::text[] AND NOT (fact_id = ANY($2::text[]))
-       AND ${factVisibleTo('facts', '$3')}`,
-    [namespace, factIds, visibleScopes],
+                         WHERE x <> ALL(${factIdsParam}::text[])),
+       conflict = EXISTS (SELECT 1 FROM unnest(conflicts_with) x WHERE x <> ALL(${factIdsParam}::text[]))
+     WHERE namespace = ${namespace} AND conflicts_with && ${factIdsParam}::text[] AND NOT (fact_id = ANY(${factIdsParam}::text[]))
+       AND ${factVisible('facts', visibleScopes)}`,
   );
 }
 
@@ -354,13 +318,14 @@ export async function closeSuperseded(
   at: Date,
   successorId: string,
 ): Promise<void> {
-  await q.query(
-    `/* closeSuperseded */
+  const atParam = param(at);
+  await run(
+    q,
+    sql`/* closeSuperseded */
      UPDATE facts SET
-       valid_to = CASE WHEN valid_to IS NULL OR valid_to > $3::timestamptz THEN $3::timestamptz ELSE valid_to END,
-       status = 'SUPERSEDED', superseded_by = $4
-     WHERE namespace = $1 AND fact_id = $2`,
-    [namespace, factId, at, successorId],
+       valid_to = CASE WHEN valid_to IS NULL OR valid_to > ${atParam}::timestamptz THEN ${atParam}::timestamptz ELSE valid_to END,
+       status = 'SUPERSEDED', superseded_by = ${successorId}
+     WHERE namespace = ${namespace} AND fact_id = ${factId}`,
   );
 }
 
@@ -372,12 +337,12 @@ export async function retractFactRow(
   reason: string,
   now: Date,
 ): Promise<void> {
-  await q.query(
-    `/* retractFactRow */
-     UPDATE facts SET status = 'RETRACTED', status_reason = $3,
-       valid_to = CASE WHEN valid_to IS NULL THEN greatest($4::timestamptz, valid_from) ELSE valid_to END
-     WHERE namespace = $1 AND fact_id = $2`,
-    [namespace, factId, reason, now],
+  await run(
+    q,
+    sql`/* retractFactRow */
+     UPDATE facts SET status = 'RETRACTED', status_reason = ${reason},
+       valid_to = CASE WHEN valid_to IS NULL THEN greatest(${now}::timestamptz, valid_from) ELSE valid_to END
+     WHERE namespace = ${namespace} AND fact_id = ${factId}`,
   );
 }
 
@@ -393,17 +358,18 @@ export async function removeObservationEvidence(
   reason: string,
   visibleScopes: string[] | null,
 ): Promise<{ affected: string[]; lost: string[] }> {
-  const { rows } = await q.query<{ id: string; lost: boolean }>(
-    `/* removeObservationEvidence */
+  const observationIdParam = param(observationId);
+  const { rows } = await run<{ id: string; lost: boolean }>(
+    q,
+    sql`/* removeObservationEvidence */
      UPDATE facts SET
-       observation_ids = array_remove(observation_ids, $2),
-       status = CASE WHEN cardinality(array_remove(observation_ids, $2)) = 0 AND status <> 'RETRACTED'
+       observation_ids = array_remove(observation_ids, ${observationIdParam}),
+       status = CASE WHEN cardinality(array_remove(observation_ids, ${observationIdParam})) = 0 AND status <> 'RETRACTED'
                      THEN 'EVIDENCE_LOST' ELSE status END,
-       status_reason = CASE WHEN cardinality(array_remove(observation_ids, $2)) = 0 AND status <> 'RETRACTED'
-                            THEN $3 ELSE status_reason END
-     WHERE namespace = $1 AND observation_ids @> ARRAY[$2::text] AND ${factVisibleTo('facts', '$4')}
+       status_reason = CASE WHEN cardinality(array_remove(observation_ids, ${observationIdParam})) = 0 AND status <> 'RETRACTED'
+                            THEN ${reason} ELSE status_reason END
+     WHERE namespace = ${namespace} AND observation_ids @> ARRAY[${observationIdParam}::text] AND ${factVisible('facts', visibleScopes)}
      RETURNING fact_id AS id, status = 'EVIDENCE_LOST' AND cardinality(observation_ids) = 0 AS lost`,
-    [namespace, observationId, reason, visibleScopes],
   );
   const affected = rows.map((r) => r.id).sort();
   const lost = rows
@@ -420,11 +386,12 @@ export async function deleteFactsOfEntity(
   key: string,
   visibleScopes: string[] | null,
 ): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
-    `/* deleteFactsOfEntity */
-     DELETE FROM facts WHERE namespace = $1 AND (subject = $2 OR object = $2) AND ${factVisibleTo('facts', '$3')}
+  const keyParam = param(key);
+  const { rows } = await run<{ id: string }>(
+    q,
+    sql`/* deleteFactsOfEntity */
+     DELETE FROM facts WHERE namespace = ${namespace} AND (subject = ${keyParam} OR object = ${keyParam}) AND ${factVisible('facts', visibleScopes)}
      RETURNING fact_id AS id`,
-    [namespace, key, visibleScopes],
   );
   return rows.map((r) => r.id).sort();
 }

@@ -2,12 +2,13 @@ import type { Queryable } from '../../db/database.js';
 import { type ChunkRow, CHUNK_COLUMNS } from './chunk-store.js';
 import { FACT_COLUMNS, type FactRow } from './fact-store.js';
 import { OBSERVATION_COLUMNS, type ObservationRow } from './observation-store.js';
-import { factVisibleTo, visibleTo } from './visibility.js';
+import { factVisible, visible } from './visibility.js';
+import { empty, ident, Param, param, raw, run, type SqlFragment, sql } from './sql.js';
 
 /**
  * Graph reads: facts of entities, neighbourhoods, paths, timelines, evidence. Every statement
  * is batched over many parents (`ANY`/`unnest` of keys) so one GraphQL nesting level costs
- * one statement, carries the namespace predicate, and applies `visibleTo` to the fact and to
+ * one statement, carries the namespace predicate, and applies `visible` to the fact and to
  * both of its endpoints.
  */
 
@@ -23,24 +24,25 @@ export interface TimeCursor {
 export type Cursored<T> = T & { parent: string; cursorTs: string };
 
 // Exact (microsecond) timestamp <-> text, so cursors never lose the precision timestamptz keeps.
-const micros = (col: string) => `(extract(epoch FROM ${col}) * 1000000)::int8::text`;
-const fromMicros = (param: string) => `(timestamptz 'epoch' + ${param}::int8 * interval '1 microsecond')`;
+const micros = (col: string) => sql`(extract(epoch FROM ${ident(col)}) * 1000000)::int8::text`;
+const fromMicros = (value: Param) => sql`(timestamptz 'epoch' + ${value}::int8 * interval '1 microsecond')`;
 
 /**
  * Facts served as current at `asOf` (default now): valid on [from, to) with from ≤ asOf < to,
  * and neither retracted nor without evidence. A superseded fact still answers for the time
  * it was valid, which is what its closed `valid_to` records.
  */
-const liveAt = (asOfParam: string) => `f.status IN ('ACTIVE', 'SUPERSEDED')
-  AND f.valid_from <= coalesce(${asOfParam}::timestamptz, now())
-  AND (f.valid_to IS NULL OR f.valid_to > coalesce(${asOfParam}::timestamptz, now()))`;
+const liveAt = (asOf: Param) => sql`f.status IN ('ACTIVE', 'SUPERSEDED')
+  AND f.valid_from <= coalesce(${asOf}::timestamptz, now())
+  AND (f.valid_to IS NULL OR f.valid_to > coalesce(${asOf}::timestamptz, now()))`;
 
 /** With history: every status and interval, bounded only by an explicit asOf (started by then). */
-const historyUntil = (asOfParam: string) =>
-  `(${asOfParam}::timestamptz IS NULL OR f.valid_from <= ${asOfParam}::timestamptz)`;
+const historyUntil = (asOf: Param) =>
+  sql`(${asOf}::timestamptz IS NULL OR f.valid_from <= ${asOf}::timestamptz)`;
 
-const predicatesMatch = (param: string) =>
-  `(${param}::text[] IS NULL OR f.predicate = ANY(${param}::text[]))`;
+/** `predicates` bound, or constant NULL in a statement that never filters by predicate. */
+const predicatesMatch = (predicates: Param | SqlFragment) =>
+  sql`(${predicates}::text[] IS NULL OR f.predicate = ANY(${predicates}::text[]))`;
 
 // ------------------------------------------------------------------ facts of entities
 
@@ -56,16 +58,16 @@ export interface EntityFactsQuery {
   backwards: boolean;
 }
 
-/** Placeholders (or SQL expressions) one side of an entity's facts is filtered by. */
+/** The values (bound once per statement) one side of an entity's facts is filtered by. */
 export interface EntityFactsParams {
-  namespace: string;
-  /** The entity key the facts must touch (a column or placeholder). */
+  namespace: Param;
+  /** The entity key the facts must touch: a column of the statement (`k.key`, `e0.key`). */
   parentKey: string;
-  predicates: string;
-  asOf: string;
-  scopes: string;
-  /** Keyset cursor placeholders; absent for counts. */
-  cursor?: { micros: string; id: string };
+  predicates: Param;
+  asOf: Param;
+  scopes: Param;
+  /** Keyset cursor values; absent for counts. */
+  cursor?: { micros: Param; id: Param };
   /**
    * `parentKey` names a row the statement itself read under the visibility predicate (a
    * nested read's parent entity), so that endpoint is not probed again for every fact.
@@ -73,6 +75,21 @@ export interface EntityFactsParams {
   parentVisible?: boolean;
   /** The statement joins the fact's other endpoint under the visibility predicate itself. */
   otherVisible?: boolean;
+}
+
+/** The values of an entity facts query, each bound once in the statement that uses them. */
+export function entityFactsParams(
+  namespace: string | Param,
+  query: Pick<EntityFactsQuery, 'predicates' | 'asOf' | 'cursor'>,
+  scopes: Param,
+): Omit<EntityFactsParams, 'parentKey'> & { cursor: { micros: Param; id: Param } } {
+  return {
+    namespace: namespace instanceof Param ? namespace : param(namespace),
+    predicates: param(query.predicates),
+    asOf: param(query.asOf),
+    scopes,
+    cursor: { micros: param(query.cursor?.micros ?? null), id: param(query.cursor?.id ?? null) },
+  };
 }
 
 /**
@@ -85,15 +102,16 @@ export function entityFactsWhere(
   side: 'subject' | 'object',
   q: Pick<EntityFactsQuery, 'includeHistory' | 'backwards'>,
   p: EntityFactsParams,
-): string {
+): SqlFragment {
   const time = q.includeHistory ? historyUntil(p.asOf) : liveAt(p.asOf);
-  const cmp = q.backwards ? '>' : '<';
+  const cmp = raw(q.backwards ? '>' : '<');
   const cursor = p.cursor
-    ? `(${p.cursor.micros}::text IS NULL OR (f.valid_from, f.fact_id) ${cmp} (${fromMicros(p.cursor.micros)}, ${p.cursor.id}::text))`
-    : 'true';
-  const selfLoop = side === 'object' ? `AND f.subject <> ${p.parentKey}` : '';
-  return `f.namespace = ${p.namespace} AND f.${side} = ${p.parentKey} ${selfLoop}
-          AND ${predicatesMatch(p.predicates)} AND ${time} AND ${factVisibleTo('f', p.scopes, checkedEndpoints(side, p))} AND ${cursor}`;
+    ? sql`(${p.cursor.micros}::text IS NULL OR (f.valid_from, f.fact_id) ${cmp} (${fromMicros(p.cursor.micros)}, ${p.cursor.id}::text))`
+    : raw('true');
+  const parentKey = ident(p.parentKey);
+  const selfLoop = side === 'object' ? sql`AND f.subject <> ${parentKey}` : empty;
+  return sql`f.namespace = ${p.namespace} AND ${ident(`f.${side}`)} = ${parentKey} ${selfLoop}
+          AND ${predicatesMatch(p.predicates)} AND ${time} AND ${factVisible('f', p.scopes, checkedEndpoints(side, p))} AND ${cursor}`;
 }
 
 function checkedEndpoints(side: 'subject' | 'object', p: EntityFactsParams): ('subject' | 'object')[] {
@@ -104,29 +122,42 @@ function checkedEndpoints(side: 'subject' | 'object', p: EntityFactsParams): ('s
 /** The exact microsecond sort key of a fact as text (what its cursor carries). */
 export const factCursorMicros = (alias: string) => micros(`${alias}.valid_from`);
 
-function entityFactsSql(q: Pick<EntityFactsQuery, 'includeHistory' | 'backwards'>, count: boolean): string {
-  const order = q.backwards ? 'ASC' : 'DESC';
-  const params = { namespace: '$1', parentKey: 'k.key', predicates: '$3', asOf: '$4', scopes: '$5' };
-  const branch = (side: 'subject' | 'object', enabled: string) => {
-    const where = `${enabled} AND ${entityFactsWhere(side, q, count ? params : { ...params, cursor: { micros: '$7', id: '$8' } })}`;
+function entityFactsSql(
+  q: Pick<
+    EntityFactsQuery,
+    'includeHistory' | 'backwards' | 'predicates' | 'asOf' | 'cursor' | 'limit' | 'direction'
+  >,
+  namespace: string,
+  keys: readonly string[],
+  scopes: string[] | null,
+  count: boolean,
+): SqlFragment {
+  const order = raw(q.backwards ? 'ASC' : 'DESC');
+  const { cursor, ...shared } = entityFactsParams(namespace, q, param(scopes));
+  const params = { ...shared, parentKey: 'k.key' };
+  const limit = param(q.limit);
+  const branch = (side: 'subject' | 'object', enabled: boolean) => {
+    const where = sql`${enabled}::boolean AND ${entityFactsWhere(side, q, count ? params : { ...params, cursor })}`;
     return count
-      ? `(SELECT count(*) FROM facts f WHERE ${where})`
-      : `(SELECT ${FACT_COLUMNS}, ${micros('f.valid_from')} AS "cursorTs" FROM facts f
+      ? sql`(SELECT count(*) FROM facts f WHERE ${where})`
+      : sql`(SELECT ${raw(FACT_COLUMNS)}, ${micros('f.valid_from')} AS "cursorTs" FROM facts f
           WHERE ${where}
-          ORDER BY f.valid_from ${order}, f.fact_id ${order} LIMIT $6)`;
+          ORDER BY f.valid_from ${order}, f.fact_id ${order} LIMIT ${limit})`;
   };
+  const out = q.direction !== 'IN';
+  const into = q.direction !== 'OUT';
   if (count) {
-    return `/* countFactsOfEntities */
-      SELECT k.key AS parent, (${branch('subject', '$6::boolean')} + ${branch('object', '$7::boolean')})::int AS n
-      FROM unnest($2::text[]) AS k(key)`;
+    return sql`/* countFactsOfEntities */
+      SELECT k.key AS parent, (${branch('subject', out)} + ${branch('object', into)})::int AS n
+      FROM unnest(${keys}::text[]) AS k(key)`;
   }
-  return `/* factsOfEntities */
+  return sql`/* factsOfEntities */
     SELECT k.key AS parent, x.*
-    FROM unnest($2::text[]) AS k(key)
+    FROM unnest(${keys}::text[]) AS k(key)
     CROSS JOIN LATERAL (
-      SELECT * FROM (${branch('subject', '$9::boolean')} UNION ALL ${branch('object', '$10::boolean')}) u
+      SELECT * FROM (${branch('subject', out)} UNION ALL ${branch('object', into)}) u
       ORDER BY u."validFrom" ${order}, u."factId" ${order}
-      LIMIT $6
+      LIMIT ${limit}
     ) x`;
 }
 
@@ -138,18 +169,10 @@ export async function factsOfEntities(
   query: EntityFactsQuery,
   visibleScopes: string[] | null,
 ): Promise<Map<string, Cursored<FactRow>[]>> {
-  const { rows } = await q.query<Cursored<FactRow>>(entityFactsSql(query, false), [
-    namespace,
-    keys,
-    query.predicates,
-    query.asOf,
-    visibleScopes,
-    query.limit,
-    query.cursor?.micros ?? null,
-    query.cursor?.id ?? null,
-    query.direction !== 'IN',
-    query.direction !== 'OUT',
-  ]);
+  const { rows } = await run<Cursored<FactRow>>(
+    q,
+    entityFactsSql(query, namespace, keys, visibleScopes, false),
+  );
   const out = groupByParent(rows);
   if (query.backwards) for (const list of out.values()) list.reverse();
   return out;
@@ -162,17 +185,10 @@ export async function countFactsOfEntities(
   query: Pick<EntityFactsQuery, 'asOf' | 'predicates' | 'direction' | 'includeHistory'>,
   visibleScopes: string[] | null,
 ): Promise<Map<string, number>> {
-  const { rows } = await q.query<{ parent: string; n: number }>(
-    entityFactsSql({ includeHistory: query.includeHistory, backwards: false }, true),
-    [
-      namespace,
-      keys,
-      query.predicates,
-      query.asOf,
-      visibleScopes,
-      query.direction !== 'IN',
-      query.direction !== 'OUT',
-    ],
+  const counted = { ...query, backwards: false, cursor: null, limit: 0 };
+  const { rows } = await run<{ parent: string; n: number }>(
+    q,
+    entityFactsSql(counted, namespace, keys, visibleScopes, true),
   );
   return new Map(rows.map((r) => [r.parent, Number(r.n)]));
 }
@@ -206,18 +222,18 @@ export interface NeighborHit {
 function stepSql(
   walk: string,
   pathCol: string,
-  p: { asOf: string; preds: string; vis: string; fanout: string },
-) {
+  p: { namespace: Param; asOf: Param; preds: SqlFragment; scopes: Param; fanout: Param },
+): SqlFragment {
   const side = (near: 'subject' | 'object') => {
-    const far = near === 'subject' ? 'f.object' : 'f.subject';
-    return `(SELECT ${far} AS other, f.fact_id, f.valid_from, f.confidence FROM facts f
-      WHERE f.namespace = $1 AND f.${near} = ${walk}.node ${near === 'object' ? 'AND f.subject <> f.object' : ''}
-        AND ${liveAt(p.asOf)} AND ${predicatesMatch(p.preds)} AND ${factVisibleTo('f', p.vis)}
+    const far = raw(near === 'subject' ? 'f.object' : 'f.subject');
+    return sql`(SELECT ${far} AS other, f.fact_id, f.valid_from, f.confidence FROM facts f
+      WHERE f.namespace = ${p.namespace} AND ${ident(`f.${near}`)} = ${ident(`${walk}.node`)} ${near === 'object' ? raw('AND f.subject <> f.object') : empty}
+        AND ${liveAt(p.asOf)} AND ${p.preds} AND ${factVisible('f', p.scopes)}
       ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT ${p.fanout})`;
   };
-  return `SELECT u.other, u.fact_id, u.valid_from, u.confidence
+  return sql`SELECT u.other, u.fact_id, u.valid_from, u.confidence
     FROM (${side('subject')} UNION ALL ${side('object')}) u
-    WHERE u.other <> ALL (${walk}.${pathCol})
+    WHERE u.other <> ALL (${ident(`${walk}.${pathCol}`)})
     ORDER BY u.valid_from DESC, u.fact_id DESC
     LIMIT ${p.fanout}`;
 }
@@ -234,15 +250,22 @@ export async function neighborsOfEntities(
   query: NeighborQuery,
   visibleScopes: string[] | null,
 ): Promise<Map<string, NeighborHit[]>> {
-  const step = stepSql('w', 'path', { asOf: '$4', preds: '$3', vis: '$5', fanout: '$7' });
-  const { rows } = await q.query<NeighborHit & { parent: string }>(
-    `/* neighborsOfEntities */
+  const step = stepSql('w', 'path', {
+    namespace: param(namespace),
+    asOf: param(query.asOf),
+    preds: predicatesMatch(param(query.predicates)),
+    scopes: param(visibleScopes),
+    fanout: param(query.fanout),
+  });
+  const { rows } = await run<NeighborHit & { parent: string }>(
+    q,
+    sql`/* neighborsOfEntities */
      WITH RECURSIVE walk(anchor, node, depth, path, fact_id, valid_from, confidence) AS (
-       SELECT a, a, 0, ARRAY[a], NULL::text, NULL::timestamptz, NULL::real FROM unnest($2::text[]) AS a
+       SELECT a, a, 0, ARRAY[a], NULL::text, NULL::timestamptz, NULL::real FROM unnest(${anchors}::text[]) AS a
        UNION ALL
        SELECT w.anchor, s.other, w.depth + 1, w.path || s.other, s.fact_id, s.valid_from, s.confidence
        FROM walk w CROSS JOIN LATERAL (${step}) s
-       WHERE w.depth < $6
+       WHERE w.depth < ${query.hops}
      ),
      best AS (
        SELECT DISTINCT ON (anchor, node) anchor, node, depth, path, fact_id, valid_from, confidence
@@ -256,9 +279,8 @@ export async function neighborsOfEntities(
      )
      SELECT anchor AS parent, anchor, node AS key, depth AS distance, fact_id AS "factId",
             CASE WHEN depth > 1 THEN path[2] END AS through
-     FROM ranked WHERE rn <= $8
+     FROM ranked WHERE rn <= ${query.limit}
      ORDER BY anchor, rn`,
-    [namespace, anchors, query.predicates, query.asOf, visibleScopes, query.hops, query.fanout, query.limit],
   );
   return groupByParent(rows);
 }
@@ -295,39 +317,36 @@ export async function shortestPathHalves(
   query: PathQuery,
   visibleScopes: string[] | null,
 ): Promise<PathHalfRow[]> {
-  const params = { asOf: '$4', preds: 'NULL', vis: '$5', fanout: '$8' };
+  const params = {
+    namespace: param(namespace),
+    asOf: param(query.asOf),
+    preds: predicatesMatch(raw('NULL')),
+    scopes: param(visibleScopes),
+    fanout: param(query.fanout),
+  };
+  const [start, end] = [param(from), param(to)];
   const walk = (
     name: string,
-    start: string,
-    stop: string,
-    depth: string,
-  ) => `${name}(node, depth, nodes, facts) AS (
-      SELECT ${start}::text, 0, ARRAY[${start}::text], ARRAY[]::text[]
+    first: Param,
+    stop: Param,
+    depth: number,
+  ) => sql`${ident(name)}(node, depth, nodes, facts) AS (
+      SELECT ${first}::text, 0, ARRAY[${first}::text], ARRAY[]::text[]
       UNION ALL
       SELECT s.other, w.depth + 1, w.nodes || s.other, w.facts || s.fact_id
-      FROM ${name} w CROSS JOIN LATERAL (${stepSql('w', 'nodes', params)}) s
+      FROM ${ident(name)} w CROSS JOIN LATERAL (${stepSql('w', 'nodes', params)}) s
       WHERE w.depth < ${depth} AND w.node <> ${stop}::text
     )`;
-  const { rows } = await q.query<PathHalfRow>(
-    `/* shortestPathHalves */
-     WITH RECURSIVE ${walk('fwd', '$2', '$3', '$6')}, ${walk('bwd', '$3', '$2', '$7')},
+  const { rows } = await run<PathHalfRow>(
+    q,
+    sql`/* shortestPathHalves */
+     WITH RECURSIVE ${walk('fwd', start, end, Math.ceil(query.maxHops / 2))}, ${walk('bwd', end, start, Math.floor(query.maxHops / 2))},
      joined AS (
        SELECT f.nodes AS fnodes, f.facts AS ffacts, b.nodes AS bnodes, b.facts AS bfacts, f.depth + b.depth AS hops
        FROM fwd f JOIN bwd b ON b.node = f.node
        WHERE NOT (f.nodes[1:f.depth] && b.nodes) AND f.depth + b.depth > 0
      )
-     SELECT * FROM joined WHERE hops = (SELECT min(hops) FROM joined) LIMIT $9`,
-    [
-      namespace,
-      from,
-      to,
-      query.asOf,
-      visibleScopes,
-      Math.ceil(query.maxHops / 2),
-      Math.floor(query.maxHops / 2),
-      query.fanout,
-      query.rowLimit,
-    ],
+     SELECT * FROM joined WHERE hops = (SELECT min(hops) FROM joined) LIMIT ${query.rowLimit}`,
   );
   return rows;
 }
@@ -350,14 +369,15 @@ export async function attributeVersionsAt(
   asOf: Date,
   visibleScopes: string[] | null,
 ): Promise<Map<string, AttributeVersionRow>> {
-  const { rows } = await q.query<AttributeVersionRow>(
-    `/* attributeVersionsAt */
+  const atParam = param(asOf);
+  const { rows } = await run<AttributeVersionRow>(
+    q,
+    sql`/* attributeVersionsAt */
      SELECT v.key, v.title, v.attributes, v.valid_from AS "validFrom", v.valid_to AS "validTo"
      FROM entities e
      JOIN entity_versions v ON v.namespace = e.namespace AND v.key = e.key
-     WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND ${visibleTo('e', '$4')}
-       AND v.valid_from <= $3::timestamptz AND (v.valid_to IS NULL OR v.valid_to > $3::timestamptz)`,
-    [namespace, keys, asOf, visibleScopes],
+     WHERE e.namespace = ${namespace} AND e.key = ANY(${keys}::text[]) AND ${visible('e', visibleScopes)}
+       AND v.valid_from <= ${atParam}::timestamptz AND (v.valid_to IS NULL OR v.valid_to > ${atParam}::timestamptz)`,
   );
   return new Map(rows.map((r) => [r.key, r]));
 }
@@ -379,18 +399,20 @@ export async function chunksOfEntities(
   query: OrdPageQuery,
   visibleScopes: string[] | null,
 ): Promise<Map<string, (ChunkRow & { parent: string })[]>> {
-  const order = query.backwards ? 'DESC' : 'ASC';
-  const { rows } = await q.query<ChunkRow & { parent: string }>(
-    `/* chunksOfEntities */
+  const order = raw(query.backwards ? 'DESC' : 'ASC');
+  const afterOrderParam = param(query.afterOrder);
+  const beforeOrderParam = param(query.beforeOrder);
+  const { rows } = await run<ChunkRow & { parent: string }>(
+    q,
+    sql`/* chunksOfEntities */
      SELECT k.key AS parent, x.*
-     FROM unnest($2::text[]) AS k(key)
+     FROM unnest(${keys}::text[]) AS k(key)
      CROSS JOIN LATERAL (
-       SELECT ${CHUNK_COLUMNS} FROM chunks c
-       WHERE c.namespace = $1 AND c.node_key = k.key AND ${visibleTo('c', '$3')}
-         AND ($4::int IS NULL OR c.ord > $4::int) AND ($5::int IS NULL OR c.ord < $5::int)
-       ORDER BY c.ord ${order} LIMIT $6
+       SELECT ${raw(CHUNK_COLUMNS)} FROM chunks c
+       WHERE c.namespace = ${namespace} AND c.node_key = k.key AND ${visible('c', visibleScopes)}
+         AND (${afterOrderParam}::int IS NULL OR c.ord > ${afterOrderParam}::int) AND (${beforeOrderParam}::int IS NULL OR c.ord < ${beforeOrderParam}::int)
+       ORDER BY c.ord ${order} LIMIT ${query.limit}
      ) x`,
-    [namespace, keys, visibleScopes, query.afterOrder, query.beforeOrder, query.limit],
   );
   const out = groupByParent(rows);
   if (query.backwards) for (const list of out.values()) list.reverse();
@@ -403,12 +425,12 @@ export async function countChunksOfEntities(
   keys: readonly string[],
   visibleScopes: string[] | null,
 ): Promise<Map<string, number>> {
-  const { rows } = await q.query<{ parent: string; n: number }>(
-    `/* countChunksOfEntities */
+  const { rows } = await run<{ parent: string; n: number }>(
+    q,
+    sql`/* countChunksOfEntities */
      SELECT c.node_key AS parent, count(*)::int AS n FROM chunks c
-     WHERE c.namespace = $1 AND c.node_key = ANY($2::text[]) AND ${visibleTo('c', '$3')}
+     WHERE c.namespace = ${namespace} AND c.node_key = ANY(${keys}::text[]) AND ${visible('c', visibleScopes)}
      GROUP BY c.node_key`,
-    [namespace, keys, visibleScopes],
   );
   return new Map(rows.map((r) => [r.parent, Number(r.n)]));
 }
@@ -416,11 +438,11 @@ export async function countChunksOfEntities(
 // ------------------------------------------------------------------ observations
 
 /** Observations an entity rests on: those that mention it and those that wrote its attributes. */
-const evidenceOf = (keyExpr: string) => `(
-  SELECT m.observation_id FROM mentions m WHERE m.namespace = $1 AND m.entity_key = ${keyExpr}
+const evidenceOf = (namespace: Param, key: Param | SqlFragment) => sql`(
+  SELECT m.observation_id FROM mentions m WHERE m.namespace = ${namespace} AND m.entity_key = ${key}
   UNION
   SELECT v.observation_id FROM entity_versions v
-  WHERE v.namespace = $1 AND v.key = ${keyExpr} AND v.observation_id IS NOT NULL)`;
+  WHERE v.namespace = ${namespace} AND v.key = ${key} AND v.observation_id IS NOT NULL)`;
 
 export interface TimePageQuery {
   limit: number;
@@ -436,19 +458,21 @@ export async function observationsOfEntities(
   query: TimePageQuery,
   visibleScopes: string[] | null,
 ): Promise<Map<string, Cursored<ObservationRow>[]>> {
-  const order = query.backwards ? 'ASC' : 'DESC';
-  const cmp = query.backwards ? '>' : '<';
-  const { rows } = await q.query<Cursored<ObservationRow>>(
-    `/* observationsOfEntities */
+  const order = raw(query.backwards ? 'ASC' : 'DESC');
+  const cmp = raw(query.backwards ? '>' : '<');
+  const nsParam = param(namespace);
+  const microsParam = param(query.cursor?.micros ?? null);
+  const { rows } = await run<Cursored<ObservationRow>>(
+    q,
+    sql`/* observationsOfEntities */
      SELECT k.key AS parent, x.*
-     FROM unnest($2::text[]) AS k(key)
+     FROM unnest(${keys}::text[]) AS k(key)
      CROSS JOIN LATERAL (
-       SELECT ${OBSERVATION_COLUMNS}, ${micros('o.occurred_at')} AS "cursorTs" FROM observations o
-       WHERE o.namespace = $1 AND o.observation_id IN ${evidenceOf('k.key')} AND ${visibleTo('o', '$3')}
-         AND ($4::text IS NULL OR (o.occurred_at, o.observation_id) ${cmp} (${fromMicros('$4')}, $5::text))
-       ORDER BY o.occurred_at ${order}, o.observation_id ${order} LIMIT $6
+       SELECT ${raw(OBSERVATION_COLUMNS)}, ${micros('o.occurred_at')} AS "cursorTs" FROM observations o
+       WHERE o.namespace = ${nsParam} AND o.observation_id IN ${evidenceOf(nsParam, raw('k.key'))} AND ${visible('o', visibleScopes)}
+         AND (${microsParam}::text IS NULL OR (o.occurred_at, o.observation_id) ${cmp} (${fromMicros(microsParam)}, ${query.cursor?.id ?? null}::text))
+       ORDER BY o.occurred_at ${order}, o.observation_id ${order} LIMIT ${query.limit}
      ) x`,
-    [namespace, keys, visibleScopes, query.cursor?.micros ?? null, query.cursor?.id ?? null, query.limit],
   );
   const out = groupByParent(rows);
   if (query.backwards) for (const list of out.values()) list.reverse();
@@ -461,13 +485,14 @@ export async function countObservationsOfEntities(
   keys: readonly string[],
   visibleScopes: string[] | null,
 ): Promise<Map<string, number>> {
-  const { rows } = await q.query<{ parent: string; n: number }>(
-    `/* countObservationsOfEntities */
+  const nsParam = param(namespace);
+  const { rows } = await run<{ parent: string; n: number }>(
+    q,
+    sql`/* countObservationsOfEntities */
      SELECT k.key AS parent,
        (SELECT count(*) FROM observations o
-        WHERE o.namespace = $1 AND o.observation_id IN ${evidenceOf('k.key')} AND ${visibleTo('o', '$3')})::int AS n
-     FROM unnest($2::text[]) AS k(key)`,
-    [namespace, keys, visibleScopes],
+        WHERE o.namespace = ${nsParam} AND o.observation_id IN ${evidenceOf(nsParam, raw('k.key'))} AND ${visible('o', visibleScopes)})::int AS n
+     FROM unnest(${keys}::text[]) AS k(key)`,
   );
   return new Map(rows.map((r) => [r.parent, Number(r.n)]));
 }
@@ -486,29 +511,25 @@ export async function listObservations(
   page: TimePageQuery,
   visibleScopes: string[] | null,
 ): Promise<Cursored<ObservationRow>[]> {
-  const order = page.backwards ? 'ASC' : 'DESC';
-  const cmp = page.backwards ? '>' : '<';
-  const { rows } = await q.query<Cursored<ObservationRow>>(
-    `/* listObservations */
-     SELECT $1::text AS parent, ${OBSERVATION_COLUMNS}, ${micros('o.occurred_at')} AS "cursorTs"
+  const order = raw(page.backwards ? 'ASC' : 'DESC');
+  const cmp = raw(page.backwards ? '>' : '<');
+  const nsParam = param(namespace);
+  const kindsParam = param(filter.kinds);
+  const sinceParam = param(filter.since);
+  const untilParam = param(filter.until);
+  const microsParam = param(page.cursor?.micros ?? null);
+  const { rows } = await run<Cursored<ObservationRow>>(
+    q,
+    sql`/* listObservations */
+     SELECT ${nsParam}::text AS parent, ${raw(OBSERVATION_COLUMNS)}, ${micros('o.occurred_at')} AS "cursorTs"
      FROM observations o
-     WHERE o.namespace = $1 AND ($2::text[] IS NULL OR o.kind = ANY($2::text[]))
-       AND ($3::timestamptz IS NULL OR o.occurred_at >= $3::timestamptz)
-       AND ($4::timestamptz IS NULL OR o.occurred_at < $4::timestamptz)
-       AND ${visibleTo('o', '$5')}
-       AND ($6::text IS NULL OR (o.occurred_at, o.observation_id) ${cmp} (${fromMicros('$6')}, $7::text))
+     WHERE o.namespace = ${nsParam} AND (${kindsParam}::text[] IS NULL OR o.kind = ANY(${kindsParam}::text[]))
+       AND (${sinceParam}::timestamptz IS NULL OR o.occurred_at >= ${sinceParam}::timestamptz)
+       AND (${untilParam}::timestamptz IS NULL OR o.occurred_at < ${untilParam}::timestamptz)
+       AND ${visible('o', visibleScopes)}
+       AND (${microsParam}::text IS NULL OR (o.occurred_at, o.observation_id) ${cmp} (${fromMicros(microsParam)}, ${page.cursor?.id ?? null}::text))
      ORDER BY o.occurred_at ${order}, o.observation_id ${order}
-     LIMIT $8`,
-    [
-      namespace,
-      filter.kinds,
-      filter.since,
-      filter.until,
-      visibleScopes,
-      page.cursor?.micros ?? null,
-      page.cursor?.id ?? null,
-      page.limit,
-    ],
+     LIMIT ${page.limit}`,
   );
   return page.backwards ? rows.reverse() : rows;
 }
@@ -519,14 +540,17 @@ export async function countObservations(
   filter: ObservationFilter,
   visibleScopes: string[] | null,
 ): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
-    `/* countObservations */
+  const kindsParam = param(filter.kinds);
+  const sinceParam = param(filter.since);
+  const untilParam = param(filter.until);
+  const { rows } = await run<{ n: number }>(
+    q,
+    sql`/* countObservations */
      SELECT count(*)::int AS n FROM observations o
-     WHERE o.namespace = $1 AND ($2::text[] IS NULL OR o.kind = ANY($2::text[]))
-       AND ($3::timestamptz IS NULL OR o.occurred_at >= $3::timestamptz)
-       AND ($4::timestamptz IS NULL OR o.occurred_at < $4::timestamptz)
-       AND ${visibleTo('o', '$5')}`,
-    [namespace, filter.kinds, filter.since, filter.until, visibleScopes],
+     WHERE o.namespace = ${namespace} AND (${kindsParam}::text[] IS NULL OR o.kind = ANY(${kindsParam}::text[]))
+       AND (${sinceParam}::timestamptz IS NULL OR o.occurred_at >= ${sinceParam}::timestamptz)
+       AND (${untilParam}::timestamptz IS NULL OR o.occurred_at < ${untilParam}::timestamptz)
+       AND ${visible('o', visibleScopes)}`,
   );
   return rows[0]?.n ?? 0;
 }
@@ -542,17 +566,17 @@ export async function factsOfObservations(
   limit: number,
   visibleScopes: string[] | null,
 ): Promise<Map<string, FactRow[]>> {
-  const { rows } = await q.query<FactRow & { parent: string }>(
-    `/* factsOfObservations */
+  const { rows } = await run<FactRow & { parent: string }>(
+    q,
+    sql`/* factsOfObservations */
      SELECT k.id AS parent, x.*
-     FROM unnest($2::text[]) AS k(id)
+     FROM unnest(${observationIds}::text[]) AS k(id)
      CROSS JOIN LATERAL (
-       SELECT ${FACT_COLUMNS} FROM facts f
-       WHERE f.namespace = $1 AND f.observation_ids @> ARRAY[k.id] AND f.status <> 'EVIDENCE_LOST'
-         AND ${factVisibleTo('f', '$3')}
-       ORDER BY f.valid_from, f.fact_id LIMIT $4
+       SELECT ${raw(FACT_COLUMNS)} FROM facts f
+       WHERE f.namespace = ${namespace} AND f.observation_ids @> ARRAY[k.id] AND f.status <> 'EVIDENCE_LOST'
+         AND ${factVisible('f', visibleScopes)}
+       ORDER BY f.valid_from, f.fact_id LIMIT ${limit}
      ) x`,
-    [namespace, observationIds, visibleScopes, limit],
   );
   return groupByParent(rows);
 }
@@ -568,17 +592,17 @@ export async function episodeKeysOfObservations(
   limit: number,
   visibleScopes: string[] | null,
 ): Promise<Map<string, string[]>> {
-  const { rows } = await q.query<{ parent: string; key: string }>(
-    `/* episodeKeysOfObservations */
+  const { rows } = await run<{ parent: string; key: string }>(
+    q,
+    sql`/* episodeKeysOfObservations */
      SELECT k.id AS parent, x.key
-     FROM unnest($2::text[]) AS k(id)
+     FROM unnest(${observationIds}::text[]) AS k(id)
      CROSS JOIN LATERAL (
        SELECT e.key FROM mentions m
        JOIN entities e ON e.namespace = m.namespace AND e.key = m.entity_key
-       WHERE m.namespace = $1 AND m.observation_id = k.id AND m.role = 'episode' AND ${visibleTo('e', '$3')}
-       ORDER BY e.key LIMIT $4
+       WHERE m.namespace = ${namespace} AND m.observation_id = k.id AND m.role = 'episode' AND ${visible('e', visibleScopes)}
+       ORDER BY e.key LIMIT ${limit}
      ) x`,
-    [namespace, observationIds, visibleScopes, limit],
   );
   const out = new Map<string, string[]>();
   for (const r of rows) {
@@ -607,15 +631,17 @@ export async function entitySources(
   evidenceLimit: number,
   visibleScopes: string[] | null,
 ): Promise<Map<string, EntitySourceRow>> {
-  const { rows } = await q.query<EntitySourceRow>(
-    `/* entitySources */
+  const nsParam = param(namespace);
+  const scopesParam = param(visibleScopes);
+  const { rows } = await run<EntitySourceRow>(
+    q,
+    sql`/* entitySources */
      SELECT e.key, e.provenance, e.content IS NOT NULL AS "hasContent",
        ARRAY(SELECT o.observation_id FROM observations o
-             WHERE o.namespace = $1 AND o.observation_id IN ${evidenceOf('e.key')} AND ${visibleTo('o', '$3')}
-             ORDER BY o.occurred_at DESC, o.observation_id DESC LIMIT $4) AS "observationIds"
+             WHERE o.namespace = ${nsParam} AND o.observation_id IN ${evidenceOf(nsParam, raw('e.key'))} AND ${visible('o', scopesParam)}
+             ORDER BY o.occurred_at DESC, o.observation_id DESC LIMIT ${evidenceLimit}) AS "observationIds"
      FROM entities e
-     WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND ${visibleTo('e', '$3')}`,
-    [namespace, keys, visibleScopes, evidenceLimit],
+     WHERE e.namespace = ${nsParam} AND e.key = ANY(${keys}::text[]) AND ${visible('e', scopesParam)}`,
   );
   return new Map(rows.map((r) => [r.key, r]));
 }
@@ -653,11 +679,18 @@ export async function entityTimeline(
   query: TimelineQuery,
   visibleScopes: string[] | null,
 ): Promise<TimelineRow[]> {
-  const order = query.backwards ? 'DESC' : 'ASC';
-  const cmp = query.backwards ? '<' : '>';
-  const factWhere = `f.namespace = $1 AND (f.subject = $2 OR f.object = $2) AND ${factVisibleTo('f', '$5')}`;
-  const { rows } = await q.query<TimelineRow>(
-    `/* entityTimeline */
+  const order = raw(query.backwards ? 'DESC' : 'ASC');
+  const cmp = raw(query.backwards ? '<' : '>');
+  const nsParam = param(namespace);
+  const keyParam = param(key);
+  const sinceParam = param(query.since);
+  const untilParam = param(query.until);
+  const scopesParam = param(visibleScopes);
+  const factWhere = sql`f.namespace = ${nsParam} AND (f.subject = ${keyParam} OR f.object = ${keyParam}) AND ${factVisible('f', scopesParam)}`;
+  const microsParam = param(query.cursor?.micros ?? null);
+  const { rows } = await run<TimelineRow>(
+    q,
+    sql`/* entityTimeline */
      SELECT ev.kind, ev.rank, ev.at, ev."itemId", ${micros('ev.at')} AS "cursorTs"
      FROM (
        SELECT 'FACT_CLOSED' AS kind, 0 AS rank, f.valid_to AS at, f.fact_id AS "itemId"
@@ -666,25 +699,14 @@ export async function entityTimeline(
        SELECT 'FACT_OPENED', 1, f.valid_from, f.fact_id FROM facts f WHERE ${factWhere}
        UNION ALL
        SELECT 'OBSERVATION', 2, o.occurred_at, o.observation_id FROM observations o
-       WHERE o.namespace = $1 AND o.observation_id IN ${evidenceOf('$2')} AND ${visibleTo('o', '$5')}
+       WHERE o.namespace = ${nsParam} AND o.observation_id IN ${evidenceOf(nsParam, keyParam)} AND ${visible('o', scopesParam)}
      ) ev
-     WHERE EXISTS (SELECT 1 FROM entities e WHERE e.namespace = $1 AND e.key = $2 AND ${visibleTo('e', '$5')})
-       AND ($3::timestamptz IS NULL OR ev.at >= $3::timestamptz)
-       AND ($4::timestamptz IS NULL OR ev.at < $4::timestamptz)
-       AND ($6::text IS NULL OR (ev.at, ev.rank, ev."itemId") ${cmp} (${fromMicros('$6')}, $7::int, $8::text))
+     WHERE EXISTS (SELECT 1 FROM entities e WHERE e.namespace = ${nsParam} AND e.key = ${keyParam} AND ${visible('e', scopesParam)})
+       AND (${sinceParam}::timestamptz IS NULL OR ev.at >= ${sinceParam}::timestamptz)
+       AND (${untilParam}::timestamptz IS NULL OR ev.at < ${untilParam}::timestamptz)
+       AND (${microsParam}::text IS NULL OR (ev.at, ev.rank, ev."itemId") ${cmp} (${fromMicros(microsParam)}, ${query.cursor?.rank ?? null}::int, ${query.cursor?.id ?? null}::text))
      ORDER BY ev.at ${order}, ev.rank ${order}, ev."itemId" ${order}
-     LIMIT $9`,
-    [
-      namespace,
-      key,
-      query.since,
-      query.until,
-      visibleScopes,
-      query.cursor?.micros ?? null,
-      query.cursor?.rank ?? null,
-      query.cursor?.id ?? null,
-      query.limit,
-    ],
+     LIMIT ${query.limit}`,
   );
   return query.backwards ? rows.reverse() : rows;
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import { run, sql } from './sql.js';
 
 /**
  * Roles of a mention: which way an observation touched an entity. `episode` marks the episodes
@@ -22,18 +23,15 @@ export async function insertMentions(
   mentions: MentionWrite[],
 ): Promise<void> {
   if (mentions.length === 0) return;
-  await q.query(
-    `/* insertMentions */
+  await run(
+    q,
+    sql`/* insertMentions */
      INSERT INTO mentions (namespace, entity_key, observation_id, role)
-     SELECT $1, m.entity_key, m.observation_id, m.role
-     FROM jsonb_to_recordset($2::jsonb) AS m(entity_key text, observation_id text, role text)
+     SELECT ${namespace}, m.entity_key, m.observation_id, m.role
+     FROM jsonb_to_recordset(${JSON.stringify(
+       mentions.map((m) => ({ entity_key: m.entityKey, observation_id: m.observationId, role: m.role })),
+     )}::jsonb) AS m(entity_key text, observation_id text, role text)
      ON CONFLICT (namespace, entity_key, observation_id) DO NOTHING`,
-    [
-      namespace,
-      JSON.stringify(
-        mentions.map((m) => ({ entity_key: m.entityKey, observation_id: m.observationId, role: m.role })),
-      ),
-    ],
   );
 }
 
@@ -43,9 +41,9 @@ export async function deleteMentionsOfEntity(
   namespace: string,
   entityKey: string,
 ): Promise<number> {
-  const { rowCount } = await q.query(
-    `/* deleteMentionsOfEntity */ DELETE FROM mentions WHERE namespace = $1 AND entity_key = $2`,
-    [namespace, entityKey],
+  const { rowCount } = await run(
+    q,
+    sql`/* deleteMentionsOfEntity */ DELETE FROM mentions WHERE namespace = ${namespace} AND entity_key = ${entityKey}`,
   );
   return rowCount;
 }

@@ -1,7 +1,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Database } from '../../db/database.js';
+import { run, sql } from './sql.js';
 
 const migrationsDir = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -21,11 +22,26 @@ export class EmbeddingMismatchError extends Error {
   }
 }
 
+/**
+ * The migrations in order, each with its `\ir <file>` lines (psql's include, relative to this
+ * folder) replaced by that file: definitions kept in one file (functions/) that several
+ * migrations re-apply. The expanded text is what runs and what the template hash covers.
+ */
 export function migrationFiles(): { name: string; sql: string }[] {
   return readdirSync(migrationsDir)
     .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
     .sort()
-    .map((name) => ({ name, sql: readFileSync(join(migrationsDir, name), 'utf8') }));
+    .map((name) => ({ name, sql: withIncludes(readFileSync(join(migrationsDir, name), 'utf8'), name) }));
+}
+
+function withIncludes(sql: string, migration: string): string {
+  return sql.replace(/^\\ir[ \t]+(\S+)[ \t]*$/gm, (_line, path: string) => {
+    const file = normalize(path);
+    if (file.startsWith('..') || file.startsWith('/') || !file.endsWith('.sql')) {
+      throw new Error(`${migration}: \\ir ${path} must name a .sql file inside the migrations folder`);
+    }
+    return readFileSync(join(migrationsDir, file), 'utf8');
+  });
 }
 
 /**
@@ -63,11 +79,11 @@ export async function migrate(
     options.onApplied?.(file.name, performance.now() - started);
   }
   if (!stored) {
-    await db.query(
-      `/* recordEmbeddingSettings */
-       INSERT INTO memgate_settings (embedding_model, embedding_dim) VALUES ($1, $2)
+    await run(
+      db,
+      sql`/* recordEmbeddingSettings */
+       INSERT INTO memgate_settings (embedding_model, embedding_dim) VALUES (${embedding.model}, ${embedding.dimensions})
        ON CONFLICT (singleton) DO NOTHING`,
-      [embedding.model, embedding.dimensions],
     );
   }
   return applied;

@@ -1,15 +1,32 @@
 import type { Queryable } from '../../db/database.js';
 import { ENTITY_COLUMN_SQL, type EntityColumn, type EntityRow } from './entity-store.js';
 import type { FactRow } from './fact-store.js';
-import { type Cursored, type EntityFactsQuery, entityFactsWhere, factCursorMicros } from './graph-store.js';
-import { visibleTo } from './visibility.js';
+import {
+  type Cursored,
+  type EntityFactsQuery,
+  entityFactsParams,
+  entityFactsWhere,
+  factCursorMicros,
+} from './graph-store.js';
+import {
+  empty,
+  ident,
+  join as joinFragments,
+  type Param,
+  param,
+  raw,
+  run,
+  type SqlFragment,
+  sql,
+} from './sql.js';
+import { visible } from './visibility.js';
 
 /**
  * Nested graph reads compiled into one statement: an entity (or a list of keys), its facts
  * page, each fact's endpoints, their facts… as nested correlated subqueries that each build
  * JSON (`json_build_object` / `json_agg`). Each level filters exactly as the batched loader
  * statements do (`entityFactsWhere`: namespace, time, predicates, cursor, and the fact
- * visible with both endpoints) and each entity carries `visibleTo`; only the columns the
+ * visible with both endpoints) and each entity carries `visible`; only the columns the
  * caller selected are built.
  */
 
@@ -70,38 +87,30 @@ export interface FactTree {
   object?: EntityTree | null;
 }
 
-class Placeholders {
-  count = 0;
-  next(): string {
-    return `$${++this.count}`;
-  }
-}
-
 interface Compile {
-  params: Placeholders;
-  namespace: string;
-  scopes: string;
+  namespace: Param;
+  scopes: Param;
   aliases: number;
 }
 
 /** An entity's JSON from its columns, `col(name)` naming each column as the query holds it. */
-function entityJson(col: (name: string) => string, shape: EntityTreeShape, c: Compile): string {
+function entityJson(col: (name: string) => string, shape: EntityTreeShape, c: Compile): SqlFragment {
   const pairs = [
-    `'key', ${col('key')}`,
-    `'pii', ${col('pii')}`,
-    `'piiCategories', ${col('pii_categories')}`,
-    ...shape.columns.map((name) => `'${name}', ${col(ENTITY_COLUMN_SQL[name])}`),
+    raw(`'key', ${col('key')}`),
+    raw(`'pii', ${col('pii')}`),
+    raw(`'piiCategories', ${col('pii_categories')}`),
+    ...shape.columns.map((name) => raw(`'${name}', ${col(ENTITY_COLUMN_SQL[name])}`)),
   ];
-  if (shape.facts) pairs.push(`'facts', ${factsJson(col('key'), shape.facts, c)}`);
-  return `json_build_object(${pairs.join(', ')})`;
+  if (shape.facts) pairs.push(sql`'facts', ${factsJson(col('key'), shape.facts, c)}`);
+  return sql`json_build_object(${joinFragments(pairs, ', ')})`;
 }
 
 const columnOf = (alias: string) => (name: string) => `${alias}.${name}`;
 
 function endpointJson(factAlias: string, side: 'subject' | 'object', shape: EntityTreeShape, c: Compile) {
   const e = `e${++c.aliases}`;
-  return `(SELECT ${entityJson(columnOf(e), shape, c)} FROM entities ${e}
-    WHERE ${e}.namespace = ${c.namespace} AND ${e}.key = ${factAlias}.${side} AND ${visibleTo(e, c.scopes)})`;
+  return sql`(SELECT ${entityJson(columnOf(e), shape, c)} FROM entities ${ident(e)}
+    WHERE ${ident(`${e}.namespace`)} = ${c.namespace} AND ${ident(`${e}.key`)} = ${ident(`${factAlias}.${side}`)} AND ${visible(e, c.scopes)})`;
 }
 
 /** Columns of the joined other endpoint carry this prefix through the page subquery. */
@@ -114,44 +123,28 @@ function otherColumns(shape: EntityTreeShape): string[] {
 }
 
 /**
- * The values of one facts level, in placeholder order. The compiler numbers them in this
- * order and `treeParams` collects them in it, so a cached statement binds new values right.
- */
-const factsParams = (shape: FactTreeShape): unknown[] => [
-  shape.rows,
-  shape.query.predicates,
-  shape.query.asOf,
-  shape.query.cursor?.micros ?? null,
-  shape.query.cursor?.id ?? null,
-];
-
-/**
  * One page of the parent's facts, newest first, as a JSON array. A one-sided page whose other
  * endpoint is selected joins that endpoint once, under the visibility predicate, and builds it
  * from the joined columns: one entity probe per fact instead of a check and then a read.
  */
-function factsJson(parentKey: string, shape: FactTreeShape, c: Compile): string {
+function factsJson(parentKey: string, shape: FactTreeShape, c: Compile): SqlFragment {
   const q = shape.query;
   const u = `u${++c.aliases}`;
-  const order = q.backwards ? 'ASC' : 'DESC';
-  const [limit, predicates, asOf, micros, id] = factsParams(shape).map(() => c.params.next());
+  const order = raw(q.backwards ? 'ASC' : 'DESC');
+  const limit = param(shape.rows);
   const sides = (
     q.direction === 'OUT' ? ['subject'] : q.direction === 'IN' ? ['object'] : ['subject', 'object']
   ) as ('subject' | 'object')[];
   const other = sides.length === 1 ? (sides[0] === 'subject' ? 'object' : 'subject') : null;
   const joined = other ? shape[other] : null;
   const params = {
-    namespace: c.namespace,
+    ...entityFactsParams(c.namespace, q, c.scopes),
     parentKey,
-    predicates: predicates!,
-    asOf: asOf!,
-    scopes: c.scopes,
-    cursor: { micros: micros!, id: id! },
     // The parent entity was read under the visibility predicate just above.
     parentVisible: true,
     otherVisible: joined !== null,
   };
-  const raw = [
+  const columns = [
     'namespace',
     'fact_id',
     'subject',
@@ -159,88 +152,56 @@ function factsJson(parentKey: string, shape: FactTreeShape, c: Compile): string 
     'valid_from',
     ...shape.columns.map((col) => FACT_COLUMN_SQL[col]),
   ];
-  const select = [
-    ...[...new Set(raw)].map((col) => `f.${col}`),
-    ...(joined ? otherColumns(joined) : []),
-  ].join(', ');
+  const select = raw(
+    [...[...new Set(columns)].map((col) => `f.${col}`), ...(joined ? otherColumns(joined) : [])].join(', '),
+  );
   const join = joined
-    ? `JOIN entities o ON o.namespace = f.namespace AND o.key = f.${other} AND ${visibleTo('o', c.scopes)}`
-    : '';
+    ? sql`JOIN entities o ON o.namespace = f.namespace AND o.key = ${ident(`f.${other}`)} AND ${visible('o', c.scopes)}`
+    : empty;
   const branches = sides.map(
-    (side) => `(SELECT ${select} FROM facts f ${join} WHERE ${entityFactsWhere(side, q, params)}
+    (side) => sql`(SELECT ${select} FROM facts f ${join} WHERE ${entityFactsWhere(side, q, params)}
       ORDER BY f.valid_from ${order}, f.fact_id ${order} LIMIT ${limit})`,
   );
   const pairs = [
-    `'factId', ${u}.fact_id`,
-    `'subject', ${u}.subject`,
-    `'object', ${u}.object`,
-    `'cursorTs', ${factCursorMicros(u)}`,
-    ...shape.columns.map((col) => `'${col}', ${u}.${FACT_COLUMN_SQL[col]}`),
+    raw(`'factId', ${u}.fact_id`),
+    raw(`'subject', ${u}.subject`),
+    raw(`'object', ${u}.object`),
+    sql`'cursorTs', ${factCursorMicros(u)}`,
+    ...shape.columns.map((col) => raw(`'${col}', ${u}.${FACT_COLUMN_SQL[col]}`)),
   ];
   for (const side of ['subject', 'object'] as const) {
     const end = shape[side];
     if (!end) continue;
     const json =
       side === other ? entityJson((name) => `${u}.${OTHER}${name}`, end, c) : endpointJson(u, side, end, c);
-    pairs.push(`'${side}Entity', ${json}`);
+    pairs.push(sql`${raw(`'${side}Entity'`)}, ${json}`);
   }
   // One branch is already one ordered, limited page; only two need merging.
   const page =
     branches.length === 1
       ? branches[0]!
-      : `(SELECT * FROM (${branches.join(' UNION ALL ')}) b
+      : sql`(SELECT * FROM (${joinFragments(branches, ' UNION ALL ')}) b
           ORDER BY b.valid_from ${order}, b.fact_id ${order} LIMIT ${limit})`;
-  return `(SELECT coalesce(json_agg(json_build_object(${pairs.join(', ')})
-      ORDER BY ${u}.valid_from DESC, ${u}.fact_id DESC), '[]'::json)
-    FROM ${page} ${u})`;
-}
-
-/** The statement text of a shape; its parameters are `treeParams` of the same shape. */
-export function compileEntityTrees(shape: EntityTreeShape): string {
-  const params = new Placeholders();
-  const c: Compile = { params, namespace: params.next(), scopes: params.next(), aliases: 0 };
-  const keys = params.next();
-  return `/* nestedEntityRead */
-     SELECT ${entityJson(columnOf('e0'), shape, c)} AS tree FROM entities e0
-     WHERE e0.namespace = ${c.namespace} AND e0.key = ANY(${keys}::text[]) AND ${visibleTo('e0', c.scopes)}`;
-}
-
-/** The values of a shape's facts levels, in the order `compileEntityTrees` numbers them. */
-function treeParams(shape: EntityTreeShape, out: unknown[]): unknown[] {
-  const facts = shape.facts;
-  if (!facts) return out;
-  out.push(...factsParams(facts));
-  if (facts.subject) treeParams(facts.subject, out);
-  if (facts.object) treeParams(facts.object, out);
-  return out;
+  return sql`(SELECT coalesce(json_agg(json_build_object(${joinFragments(pairs, ', ')})
+      ORDER BY ${ident(`${u}.valid_from`)} DESC, ${ident(`${u}.fact_id`)} DESC), '[]'::json)
+    FROM ${page} ${ident(u)})`;
 }
 
 /**
- * What the statement text depends on, and nothing it binds: the same document with other
- * keys, cursors or limits reuses the compiled text.
+ * The statement of a shape with its values. Its text depends on the shape only (the columns,
+ * directions and depth the caller selected), so each shape is one prepared statement; keys,
+ * cursors and limits are bound.
  */
-function shapeKey(shape: EntityTreeShape): string {
-  const facts = shape.facts;
-  const head = shape.columns.join(',');
-  if (!facts) return head;
-  const q = facts.query;
-  const end = (e: EntityTreeShape | null) => (e ? `(${shapeKey(e)})` : '-');
-  return `${head}|${q.direction}${q.backwards ? 'B' : 'F'}${q.includeHistory ? 'H' : ''}:${facts.columns.join(',')}${end(facts.subject)}${end(facts.object)}`;
-}
-
-/** Compiled statements by shape key; bounded like the prepared statements they become. */
-const compiled = new Map<string, string>();
-const MAX_COMPILED = 256;
-
-function statementFor(shape: EntityTreeShape): string {
-  const key = shapeKey(shape);
-  let sql = compiled.get(key);
-  if (sql === undefined) {
-    sql = compileEntityTrees(shape);
-    if (compiled.size >= MAX_COMPILED) compiled.clear();
-    compiled.set(key, sql);
-  }
-  return sql;
+export function compileEntityTrees(
+  namespace: string,
+  keys: readonly string[],
+  shape: EntityTreeShape,
+  scopes: string[] | null,
+): SqlFragment {
+  const c: Compile = { namespace: param(namespace), scopes: param(scopes), aliases: 0 };
+  return sql`/* nestedEntityRead */
+     SELECT ${entityJson(columnOf('e0'), shape, c)} AS tree FROM entities e0
+     WHERE e0.namespace = ${c.namespace} AND e0.key = ANY(${keys}::text[]) AND ${visible('e0', c.scopes)}`;
 }
 
 /** The entities with these keys (visible ones only, in no particular order), read to `shape`. */
@@ -251,9 +212,9 @@ export async function readEntityTrees(
   shape: EntityTreeShape,
   visibleScopes: string[] | null,
 ): Promise<EntityTree[]> {
-  const { rows } = await q.query<{ tree: EntityJson }>(
-    statementFor(shape),
-    treeParams(shape, [namespace, visibleScopes, keys]),
+  const { rows } = await run<{ tree: EntityJson }>(
+    q,
+    compileEntityTrees(namespace, keys, shape, visibleScopes),
   );
   return rows.map((r) => entityTree(namespace, r.tree));
 }

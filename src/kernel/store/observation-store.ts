@@ -1,8 +1,8 @@
 import type { Queryable } from '../../db/database.js';
 import { chunkRecordOf } from './chunk-store.js';
 import { contextualChunkColumns, windowCte } from './context-index-store.js';
-import { param, run, sql } from './sql.js';
-import { visibleTo } from './visibility.js';
+import { param, raw, run, sql } from './sql.js';
+import { visible } from './visibility.js';
 
 export type ObservationStatus = 'RECEIVED' | 'PROCESSED' | 'PARTIALLY_PROCESSED' | 'FAILED' | 'REDACTED';
 
@@ -46,11 +46,11 @@ export async function findObservationsByIds(
   ids: readonly string[],
   visibleScopes: string[] | null,
 ): Promise<(ObservationRow | null)[]> {
-  const { rows } = await q.query<ObservationRow>(
-    `/* findObservationsByIds */
-     SELECT ${OBSERVATION_COLUMNS} FROM observations o
-     WHERE o.namespace = $1 AND o.observation_id = ANY($2::text[]) AND ${visibleTo('o', '$3')}`,
-    [namespace, ids, visibleScopes],
+  const { rows } = await run<ObservationRow>(
+    q,
+    sql`/* findObservationsByIds */
+     SELECT ${raw(OBSERVATION_COLUMNS)} FROM observations o
+     WHERE o.namespace = ${namespace} AND o.observation_id = ANY(${ids}::text[]) AND ${visible('o', visibleScopes)}`,
   );
   const byId = new Map(rows.map((r) => [r.observationId, r]));
   return ids.map((id) => byId.get(id) ?? null);
@@ -67,11 +67,11 @@ export async function findExistingObservationIds(
   visibleScopes: string[] | null,
 ): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const { rows } = await q.query<{ id: string }>(
-    `/* findExistingObservationIds */
+  const { rows } = await run<{ id: string }>(
+    q,
+    sql`/* findExistingObservationIds */
      SELECT o.observation_id AS id FROM observations o
-     WHERE o.namespace = $1 AND o.observation_id = ANY($2::text[]) AND ${visibleTo('o', '$3')}`,
-    [namespace, ids, visibleScopes],
+     WHERE o.namespace = ${namespace} AND o.observation_id = ANY(${ids}::text[]) AND ${visible('o', visibleScopes)}`,
   );
   return new Set(rows.map((r) => r.id));
 }
@@ -87,17 +87,17 @@ export async function findRecordedObservations(
   ids: readonly string[],
   visibleScopes: string[] | null,
 ): Promise<{ visible: Set<string>; hidden: Set<string> }> {
-  const visible = new Set<string>();
+  const shown = new Set<string>();
   const hidden = new Set<string>();
-  if (ids.length === 0) return { visible, hidden };
-  const { rows } = await q.query<{ id: string; visible: boolean }>(
-    `/* findRecordedObservations */
-     SELECT o.observation_id AS id, ${visibleTo('o', '$3')} AS visible FROM observations o
-     WHERE o.namespace = $1 AND o.observation_id = ANY($2::text[])`,
-    [namespace, ids, visibleScopes],
+  if (ids.length === 0) return { visible: shown, hidden };
+  const { rows } = await run<{ id: string; visible: boolean }>(
+    q,
+    sql`/* findRecordedObservations */
+     SELECT o.observation_id AS id, ${visible('o', visibleScopes)} AS visible FROM observations o
+     WHERE o.namespace = ${namespace} AND o.observation_id = ANY(${ids}::text[])`,
   );
-  for (const r of rows) (r.visible ? visible : hidden).add(r.id);
-  return { visible, hidden };
+  for (const r of rows) (r.visible ? shown : hidden).add(r.id);
+  return { visible: shown, hidden };
 }
 
 /**
@@ -133,24 +133,24 @@ export async function insertObservations(
     pii: r.pii,
     pii_categories: r.piiCategories,
   }));
-  const { rows: inserted } = await q.query<{ id: string }>(
-    `/* insertObservations */
+  const { rows: inserted } = await run<{ id: string }>(
+    q,
+    sql`/* insertObservations */
      INSERT INTO observations (namespace, observation_id, source_system, source_stream, source_external_id, kind,
                                occurred_at, recorded_at, actor_type, actor_id, subject_type, subject_id, scopes,
                                visibility, content, data, provenance, status, status_reason, session_id, pii,
                                pii_categories)
-     SELECT $1, r.observation_id, r.source_system, r.source_stream, r.source_external_id, r.kind,
+     SELECT ${namespace}, r.observation_id, r.source_system, r.source_stream, r.source_external_id, r.kind,
             r.occurred_at, r.recorded_at, r.actor_type, r.actor_id, r.subject_type, r.subject_id,
             coalesce(r.scopes, '{}'), coalesce(r.visibility, '{}'), r.content, r.data, r.provenance, r.status,
             r.status_reason, r.session_id, r.pii, coalesce(r.pii_categories, '{}')
-     FROM jsonb_to_recordset($2::jsonb) AS r(observation_id text, source_system text, source_stream text,
+     FROM jsonb_to_recordset(${JSON.stringify(payload)}::jsonb) AS r(observation_id text, source_system text, source_stream text,
             source_external_id text, kind text, occurred_at timestamptz, recorded_at timestamptz, actor_type text,
             actor_id text, subject_type text, subject_id text, scopes text[], visibility text[], content text,
             data jsonb, provenance jsonb, status text, status_reason text, session_id text, pii boolean,
             pii_categories text[])
      ON CONFLICT (namespace, observation_id) DO NOTHING
      RETURNING observation_id AS id`,
-    [namespace, JSON.stringify(payload)],
   );
   return new Set(inserted.map((r) => r.id));
 }
@@ -163,10 +163,10 @@ export async function setObservationStatus(
   status: ObservationStatus,
   reason: string | null,
 ): Promise<void> {
-  await q.query(
-    `/* setObservationStatus */
-     UPDATE observations SET status = $3, status_reason = $4 WHERE namespace = $1 AND observation_id = $2`,
-    [namespace, observationId, status, reason],
+  await run(
+    q,
+    sql`/* setObservationStatus */
+     UPDATE observations SET status = ${status}, status_reason = ${reason} WHERE namespace = ${namespace} AND observation_id = ${observationId}`,
   );
 }
 
@@ -187,28 +187,25 @@ export async function insertObservationNodes(
   nodes: ObservationNodeWrite[],
 ): Promise<void> {
   if (nodes.length === 0) return;
-  await q.query(
-    `/* insertObservationNodes */
+  await run(
+    q,
+    sql`/* insertObservationNodes */
      INSERT INTO entities (namespace, key, kind, title, scopes, visibility, source_path, provenance, last_seen)
-     SELECT $1, n.key, 'observation', n.title, coalesce(n.scopes, '{}'), coalesce(n.visibility, '{}'),
+     SELECT ${namespace}, n.key, 'observation', n.title, coalesce(n.scopes, '{}'), coalesce(n.visibility, '{}'),
             n.source_path, n.provenance, n.last_seen
-     FROM jsonb_to_recordset($2::jsonb) AS n(key text, title text, scopes text[], visibility text[],
+     FROM jsonb_to_recordset(${JSON.stringify(
+       nodes.map((n) => ({
+         key: n.key,
+         title: n.title,
+         scopes: n.scopes,
+         visibility: n.visibility,
+         source_path: n.sourcePath,
+         provenance: n.provenance ?? null,
+         last_seen: n.lastSeen.toISOString(),
+       })),
+     )}::jsonb) AS n(key text, title text, scopes text[], visibility text[],
             source_path text, provenance jsonb, last_seen timestamptz)
      ON CONFLICT (namespace, key) DO NOTHING`,
-    [
-      namespace,
-      JSON.stringify(
-        nodes.map((n) => ({
-          key: n.key,
-          title: n.title,
-          scopes: n.scopes,
-          visibility: n.visibility,
-          source_path: n.sourcePath,
-          provenance: n.provenance ?? null,
-          last_seen: n.lastSeen.toISOString(),
-        })),
-      ),
-    ],
   );
 }
 
@@ -291,20 +288,21 @@ export async function redactObservationRow(
   observationId: string,
   reason: string,
 ): Promise<RedactedObservation | null> {
-  const { rows } = await q.query<RedactedObservation>(
-    `/* redactObservationRow */
+  const nsParam = param(namespace);
+  const { rows } = await run<RedactedObservation>(
+    q,
+    sql`/* redactObservationRow */
      WITH before AS (
        SELECT observation_id, kind, status, octet_length(coalesce(content, ''))::int AS "contentBytes",
               coalesce(octet_length(data::text), 0)::int AS "dataBytes", pii, pii_categories
-       FROM observations WHERE namespace = $1 AND observation_id = $2 FOR UPDATE
+       FROM observations WHERE namespace = ${nsParam} AND observation_id = ${observationId} FOR UPDATE
      )
      UPDATE observations o
-     SET content = '[redacted]', data = NULL, status = 'REDACTED', status_reason = $3, pii = false,
+     SET content = '[redacted]', data = NULL, status = 'REDACTED', status_reason = ${reason}, pii = false,
          pii_categories = '{}'
      FROM before b
-     WHERE o.namespace = $1 AND o.observation_id = b.observation_id
+     WHERE o.namespace = ${nsParam} AND o.observation_id = b.observation_id
      RETURNING b.kind, b.status, b."contentBytes", b."dataBytes", b.pii, b.pii_categories AS "piiCategories"`,
-    [namespace, observationId, reason],
   );
   return rows[0] ?? null;
 }
@@ -319,11 +317,11 @@ export async function lockObservation(
   observationId: string,
   visibleScopes: string[] | null,
 ): Promise<{ status: ObservationStatus; kind: string } | null> {
-  const { rows } = await q.query<{ status: ObservationStatus; kind: string }>(
-    `/* lockObservation */
+  const { rows } = await run<{ status: ObservationStatus; kind: string }>(
+    q,
+    sql`/* lockObservation */
      SELECT o.status, o.kind FROM observations o
-     WHERE o.namespace = $1 AND o.observation_id = $2 AND ${visibleTo('o', '$3')} FOR UPDATE`,
-    [namespace, observationId, visibleScopes],
+     WHERE o.namespace = ${namespace} AND o.observation_id = ${observationId} AND ${visible('o', visibleScopes)} FOR UPDATE`,
   );
   return rows[0] ?? null;
 }
@@ -335,10 +333,10 @@ export async function deleteChunksOfObservation(
   observationId: string,
   visibleScopes: string[] | null,
 ): Promise<number> {
-  const { rowCount } = await q.query(
-    `/* deleteChunksOfObservation */ DELETE FROM chunks c WHERE c.namespace = $1 AND c.observation_id = $2
-     AND ${visibleTo('c', '$3')}`,
-    [namespace, observationId, visibleScopes],
+  const { rowCount } = await run(
+    q,
+    sql`/* deleteChunksOfObservation */ DELETE FROM chunks c WHERE c.namespace = ${namespace} AND c.observation_id = ${observationId}
+     AND ${visible('c', visibleScopes)}`,
   );
   return rowCount;
 }
@@ -350,10 +348,10 @@ export async function replaceNodeChunks(
   nodeKey: string,
   chunks: ObservationChunkWrite[],
 ): Promise<void> {
-  await q.query(`/* deleteChunksOfNode */ DELETE FROM chunks WHERE namespace = $1 AND node_key = $2`, [
-    namespace,
-    nodeKey,
-  ]);
+  await run(
+    q,
+    sql`/* deleteChunksOfNode */ DELETE FROM chunks WHERE namespace = ${namespace} AND node_key = ${nodeKey}`,
+  );
   await insertObservationChunks(q, namespace, chunks);
 }
 

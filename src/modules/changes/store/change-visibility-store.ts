@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../db/database.js';
-import { run, sql, visible } from '../../../kernel/store/sql.js';
+import { run, sql } from '../../../kernel/store/sql.js';
+import { visible } from '../../../kernel/store/visibility.js';
 
 /** A deleted row as its change notice describes it (see migration 011). */
 export interface RemovedRowVisibility {

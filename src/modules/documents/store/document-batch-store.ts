@@ -12,7 +12,8 @@ import {
   LINKS_TO,
   type OpenLink,
 } from './document-store.js';
-import { factVisible, raw, run, sql, visible } from '../../../kernel/store/sql.js';
+import { raw, run, sql } from '../../../kernel/store/sql.js';
+import { factVisible, visible } from '../../../kernel/store/visibility.js';
 
 /** A document's change-detection state, and whether the writer can see it. */
 export interface LockedDocumentState extends DocumentState {

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../../db/database.js';
 import { ENTITY_COLUMNS, type EntityRow } from '../../../kernel/store/entity-store.js';
-import { factVisibleTo, visibleTo } from '../../../kernel/store/visibility.js';
+import { factVisible, visible } from '../../../kernel/store/visibility.js';
+import { param, raw, run, sql } from '../../../kernel/store/sql.js';
 
 /**
  * Document-level SQL: the original text, the caller's provenance and meta kept on the entity
@@ -33,14 +34,15 @@ export async function findDocument(
   key: string,
   visibleScopes: string[] | null,
 ): Promise<DocumentRow | null> {
-  const { rows } = await q.query<DocumentRow>(
-    `/* findDocument */
-     SELECT ${ENTITY_COLUMNS}, e.content, e.provenance, e.meta,
+  const scopesParam = param(visibleScopes);
+  const { rows } = await run<DocumentRow>(
+    q,
+    sql`/* findDocument */
+     SELECT ${raw(ENTITY_COLUMNS)}, e.content, e.provenance, e.meta,
             (SELECT count(*)::int FROM chunks c
-             WHERE c.namespace = e.namespace AND c.node_key = e.key AND ${visibleTo('c', '$3')}) AS "chunkCount"
+             WHERE c.namespace = e.namespace AND c.node_key = e.key AND ${visible('c', scopesParam)}) AS "chunkCount"
      FROM entities e
-     WHERE e.namespace = $1 AND e.key = $2 AND ${visibleTo('e', '$3')}`,
-    [namespace, key, visibleScopes],
+     WHERE e.namespace = ${namespace} AND e.key = ${key} AND ${visible('e', scopesParam)}`,
   );
   return rows[0] ?? null;
 }
@@ -53,11 +55,11 @@ export async function findDocumentStates(
   visibleScopes: string[] | null,
 ): Promise<Map<string, DocumentState>> {
   if (keys.length === 0) return new Map();
-  const { rows } = await q.query<DocumentState>(
-    `/* findDocumentStates */
+  const { rows } = await run<DocumentState>(
+    q,
+    sql`/* findDocumentStates */
      SELECT e.key, e.kind, e.title, e.content_hash AS "contentHash" FROM entities e
-     WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND ${visibleTo('e', '$3')}`,
-    [namespace, keys, visibleScopes],
+     WHERE e.namespace = ${namespace} AND e.key = ANY(${keys}::text[]) AND ${visible('e', visibleScopes)}`,
   );
   return new Map(rows.map((r) => [r.key, r]));
 }
@@ -69,11 +71,11 @@ export async function lockDocumentState(
   key: string,
   visibleScopes: string[] | null,
 ): Promise<DocumentState | null> {
-  const { rows } = await q.query<DocumentState>(
-    `/* lockDocumentState */
+  const { rows } = await run<DocumentState>(
+    q,
+    sql`/* lockDocumentState */
      SELECT e.key, e.kind, e.title, e.content_hash AS "contentHash" FROM entities e
-     WHERE e.namespace = $1 AND e.key = $2 AND ${visibleTo('e', '$3')} FOR UPDATE`,
-    [namespace, key, visibleScopes],
+     WHERE e.namespace = ${namespace} AND e.key = ${key} AND ${visible('e', visibleScopes)} FOR UPDATE`,
   );
   return rows[0] ?? null;
 }
@@ -98,23 +100,12 @@ export async function writeDocumentBody(
   namespace: string,
   w: DocumentBodyWrite,
 ): Promise<void> {
-  await q.query(
-    `/* writeDocumentBody */
-     UPDATE entities SET content = $3, provenance = $4::jsonb, meta = $5::jsonb, content_hash = $6,
-       scopes = $7::text[], visibility = $8::text[], pii = $9, pii_categories = $10::text[], updated_at = now()
-     WHERE namespace = $1 AND key = $2`,
-    [
-      namespace,
-      w.key,
-      w.content,
-      w.provenance === undefined || w.provenance === null ? null : JSON.stringify(w.provenance),
-      w.meta,
-      w.contentHash,
-      w.scopes,
-      w.visibility,
-      w.pii,
-      w.piiCategories,
-    ],
+  await run(
+    q,
+    sql`/* writeDocumentBody */
+     UPDATE entities SET content = ${w.content}, provenance = ${w.provenance === undefined || w.provenance === null ? null : JSON.stringify(w.provenance)}::jsonb, meta = ${w.meta}::jsonb, content_hash = ${w.contentHash},
+       scopes = ${w.scopes}::text[], visibility = ${w.visibility}::text[], pii = ${w.pii}, pii_categories = ${w.piiCategories}::text[], updated_at = now()
+     WHERE namespace = ${namespace} AND key = ${w.key}`,
   );
 }
 
@@ -126,11 +117,11 @@ export async function markDocumentComplete(
   contentHash: string,
   visibleScopes: string[] | null,
 ): Promise<void> {
-  await q.query(
-    `/* markDocumentComplete */
-     UPDATE entities e SET content_hash = $3
-     WHERE e.namespace = $1 AND e.key = $2 AND e.content_hash IS NULL AND ${visibleTo('e', '$4')}`,
-    [namespace, key, contentHash, visibleScopes],
+  await run(
+    q,
+    sql`/* markDocumentComplete */
+     UPDATE entities e SET content_hash = ${contentHash}
+     WHERE e.namespace = ${namespace} AND e.key = ${key} AND e.content_hash IS NULL AND ${visible('e', visibleScopes)}`,
   );
 }
 
@@ -142,11 +133,11 @@ export async function findExistingKeys(
   visibleScopes: string[] | null,
 ): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
-  const { rows } = await q.query<{ key: string }>(
-    `/* findExistingKeys */
+  const { rows } = await run<{ key: string }>(
+    q,
+    sql`/* findExistingKeys */
      SELECT e.key FROM entities e
-     WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND ${visibleTo('e', '$3')}`,
-    [namespace, keys, visibleScopes],
+     WHERE e.namespace = ${namespace} AND e.key = ANY(${keys}::text[]) AND ${visible('e', visibleScopes)}`,
   );
   return new Set(rows.map((r) => r.key));
 }
@@ -173,32 +164,27 @@ export async function insertLinkFacts(
   links: LinkFactWrite[],
 ): Promise<void> {
   if (links.length === 0) return;
-  await q.query(
-    `/* insertLinkFacts */
+  await run(
+    q,
+    sql`/* insertLinkFacts */
      INSERT INTO facts (namespace, fact_id, subject, predicate, object, valid_from, evidence, confidence,
                         source_path, scopes, visibility, attributes)
-     SELECT $1, l.fact_id, l.subject, $2, l.object, l.valid_from, 'ASSERTED', 1, l.source_path, l.scopes,
-            l.visibility, jsonb_build_object('origin', $3::text)
-     FROM jsonb_to_recordset($4::jsonb) AS l(fact_id text, subject text, object text, valid_from timestamptz,
+     SELECT ${namespace}, l.fact_id, l.subject, ${LINKS_TO}, l.object, l.valid_from, 'ASSERTED', 1, l.source_path, l.scopes,
+            l.visibility, jsonb_build_object('origin', ${DOCUMENT_LINK_ORIGIN}::text)
+     FROM jsonb_to_recordset(${JSON.stringify(
+       links.map((l) => ({
+         fact_id: l.factId,
+         subject: l.subject,
+         object: l.object,
+         valid_from: l.validFrom.toISOString(),
+         source_path: l.sourcePath,
+         scopes: l.scopes,
+         visibility: l.visibility,
+       })),
+     )}::jsonb) AS l(fact_id text, subject text, object text, valid_from timestamptz,
             source_path text, scopes text[], visibility text[])
      ON CONFLICT (namespace, fact_id) DO UPDATE SET valid_to = NULL, status = 'ACTIVE',
        source_path = excluded.source_path, scopes = excluded.scopes, visibility = excluded.visibility`,
-    [
-      namespace,
-      LINKS_TO,
-      DOCUMENT_LINK_ORIGIN,
-      JSON.stringify(
-        links.map((l) => ({
-          fact_id: l.factId,
-          subject: l.subject,
-          object: l.object,
-          valid_from: l.validFrom.toISOString(),
-          source_path: l.sourcePath,
-          scopes: l.scopes,
-          visibility: l.visibility,
-        })),
-      ),
-    ],
   );
 }
 
@@ -211,12 +197,12 @@ export async function closeLinkFacts(
   visibleScopes: string[] | null,
 ): Promise<void> {
   if (factIds.length === 0) return;
-  await q.query(
-    `/* closeLinkFacts */
-     UPDATE facts SET valid_to = greatest(valid_from, $3::timestamptz)
-     WHERE namespace = $1 AND fact_id = ANY($2::text[]) AND valid_to IS NULL
-       AND ${factVisibleTo('facts', '$4')}`,
-    [namespace, factIds, at, visibleScopes],
+  await run(
+    q,
+    sql`/* closeLinkFacts */
+     UPDATE facts SET valid_to = greatest(valid_from, ${at}::timestamptz)
+     WHERE namespace = ${namespace} AND fact_id = ANY(${factIds}::text[]) AND valid_to IS NULL
+       AND ${factVisible('facts', visibleScopes)}`,
   );
 }
 
@@ -233,14 +219,17 @@ export async function updateLinkFactScopes(
   visibility: string[],
   visibleScopes: string[] | null,
 ): Promise<void> {
-  await q.query(
-    `/* updateLinkFactScopes */
-     UPDATE facts SET source_path = $5, scopes = $6::text[], visibility = $7::text[]
-     WHERE namespace = $1 AND subject = $2 AND predicate = $3 AND valid_to IS NULL
-       AND attributes->>'origin' = $4
-       AND (scopes IS DISTINCT FROM $6::text[] OR visibility IS DISTINCT FROM $7::text[]
-            OR source_path IS DISTINCT FROM $5)
-       AND ${factVisibleTo('facts', '$8')}`,
-    [namespace, subject, LINKS_TO, DOCUMENT_LINK_ORIGIN, sourcePath, scopes, visibility, visibleScopes],
+  const sourcePathParam = param(sourcePath);
+  const scopesParam = param(scopes);
+  const visibilityParam = param(visibility);
+  await run(
+    q,
+    sql`/* updateLinkFactScopes */
+     UPDATE facts SET source_path = ${sourcePathParam}, scopes = ${scopesParam}::text[], visibility = ${visibilityParam}::text[]
+     WHERE namespace = ${namespace} AND subject = ${subject} AND predicate = ${LINKS_TO} AND valid_to IS NULL
+       AND attributes->>'origin' = ${DOCUMENT_LINK_ORIGIN}
+       AND (scopes IS DISTINCT FROM ${scopesParam}::text[] OR visibility IS DISTINCT FROM ${visibilityParam}::text[]
+            OR source_path IS DISTINCT FROM ${sourcePathParam})
+       AND ${factVisible('facts', visibleScopes)}`,
   );
 }

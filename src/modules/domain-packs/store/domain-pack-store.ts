@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/database.js';
+import { param, raw, run, sql } from '../../../kernel/store/sql.js';
 
 /**
  * The pack registry: one small reference table shared by every namespace (a Citus reference
@@ -22,13 +23,13 @@ export async function insertDomainPack(
   q: Queryable,
   pack: { name: string; version: string; body: unknown; bodyHash: string; registeredBy: string },
 ): Promise<DomainPackRow | null> {
-  const { rows } = await q.query<DomainPackRow>(
-    `/* insertDomainPack */
+  const { rows } = await run<DomainPackRow>(
+    q,
+    sql`/* insertDomainPack */
      INSERT INTO domain_packs AS p (name, version, body, body_hash, registered_by)
-     VALUES ($1, $2, $3::jsonb, $4, $5)
+     VALUES (${pack.name}, ${pack.version}, ${pack.body}::jsonb, ${pack.bodyHash}, ${pack.registeredBy})
      ON CONFLICT (name, version) DO NOTHING
-     RETURNING ${PACK_COLUMNS}`,
-    [pack.name, pack.version, pack.body, pack.bodyHash, pack.registeredBy],
+     RETURNING ${raw(PACK_COLUMNS)}`,
   );
   return rows[0] ?? null;
 }
@@ -38,9 +39,9 @@ export async function findDomainPack(
   name: string,
   version: string,
 ): Promise<DomainPackRow | null> {
-  const { rows } = await q.query<DomainPackRow>(
-    `/* findDomainPack */ SELECT ${PACK_COLUMNS} FROM domain_packs p WHERE p.name = $1 AND p.version = $2`,
-    [name, version],
+  const { rows } = await run<DomainPackRow>(
+    q,
+    sql`/* findDomainPack */ SELECT ${raw(PACK_COLUMNS)} FROM domain_packs p WHERE p.name = ${name} AND p.version = ${version}`,
   );
   return rows[0] ?? null;
 }
@@ -51,11 +52,11 @@ export async function findDomainPacks(
   refs: readonly { name: string; version: string }[],
 ): Promise<(DomainPackRow | null)[]> {
   if (refs.length === 0) return [];
-  const { rows } = await q.query<DomainPackRow>(
-    `/* findDomainPacks */
-     SELECT ${PACK_COLUMNS} FROM domain_packs p
-     JOIN unnest($1::text[], $2::text[]) AS r(name, version) ON r.name = p.name AND r.version = p.version`,
-    [refs.map((r) => r.name), refs.map((r) => r.version)],
+  const { rows } = await run<DomainPackRow>(
+    q,
+    sql`/* findDomainPacks */
+     SELECT ${raw(PACK_COLUMNS)} FROM domain_packs p
+     JOIN unnest(${refs.map((r) => r.name)}::text[], ${refs.map((r) => r.version)}::text[]) AS r(name, version) ON r.name = p.name AND r.version = p.version`,
   );
   const byRef = new Map(rows.map((r) => [`${r.name}@${r.version}`, r]));
   return refs.map((r) => byRef.get(`${r.name}@${r.version}`) ?? null);
@@ -67,13 +68,14 @@ export async function listDomainPacks(
   name: string | null,
   limit: number,
 ): Promise<DomainPackRow[]> {
-  const { rows } = await q.query<DomainPackRow>(
-    `/* listDomainPacks */
-     SELECT ${PACK_COLUMNS} FROM domain_packs p
-     WHERE ($1::text IS NULL OR p.name = $1)
+  const nameParam = param(name);
+  const { rows } = await run<DomainPackRow>(
+    q,
+    sql`/* listDomainPacks */
+     SELECT ${raw(PACK_COLUMNS)} FROM domain_packs p
+     WHERE (${nameParam}::text IS NULL OR p.name = ${nameParam})
      ORDER BY p.name COLLATE "C", p.registered_at, p.version COLLATE "C"
-     LIMIT $2`,
-    [name, limit],
+     LIMIT ${limit}`,
   );
   return rows;
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../db/database.js';
-import { visibleTo } from '../../../kernel/store/visibility.js';
+import { visible } from '../../../kernel/store/visibility.js';
+import { run, sql } from '../../../kernel/store/sql.js';
 
 /**
  * What write-time checks need to know about entities that may already exist: their kind, whether
@@ -25,12 +26,12 @@ export async function findEntityShapes(
   visibleScopes: string[] | null,
 ): Promise<Map<string, EntityShape>> {
   if (keys.length === 0) return new Map();
-  const { rows } = await q.query<EntityShape>(
-    `/* findEntityShapes */
+  const { rows } = await run<EntityShape>(
+    q,
+    sql`/* findEntityShapes */
      SELECT e.key, e.kind, e.title, e.placeholder, e.attributes, e.stale, e.snapshot_scope AS "snapshotScope",
             e.snapshot_id AS "snapshotId"
-     FROM entities e WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND ${visibleTo('e', '$3')}`,
-    [namespace, [...new Set(keys)], visibleScopes],
+     FROM entities e WHERE e.namespace = ${namespace} AND e.key = ANY(${[...new Set(keys)]}::text[]) AND ${visible('e', visibleScopes)}`,
   );
   return new Map(rows.map((r) => [r.key, r]));
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/database.js';
+import { run, sql } from '../../../kernel/store/sql.js';
 
 /** Per-namespace settings: the enabled domain packs (`name@version`) and strict mode. */
 export interface NamespaceSettingsRow {
@@ -18,10 +19,10 @@ export async function findNamespaceSettings(
   q: Queryable,
   namespace: string,
 ): Promise<NamespaceSettingsRow | null> {
-  const { rows } = await q.query<NamespaceSettingsRow>(
-    `/* findNamespaceSettings */
-     SELECT namespace, packs, strict, updated_at AS "updatedAt" FROM namespace_settings WHERE namespace = $1`,
-    [namespace],
+  const { rows } = await run<NamespaceSettingsRow>(
+    q,
+    sql`/* findNamespaceSettings */
+     SELECT namespace, packs, strict, updated_at AS "updatedAt" FROM namespace_settings WHERE namespace = ${namespace}`,
   );
   return rows[0] ?? null;
 }
@@ -33,12 +34,12 @@ export async function saveNamespaceSettings(
   packs: readonly string[],
   strict: boolean,
 ): Promise<NamespaceSettingsRow> {
-  const { rows } = await q.query<NamespaceSettingsRow>(
-    `/* saveNamespaceSettings */
-     INSERT INTO namespace_settings AS s (namespace, packs, strict) VALUES ($1, $2::text[], $3)
+  const { rows } = await run<NamespaceSettingsRow>(
+    q,
+    sql`/* saveNamespaceSettings */
+     INSERT INTO namespace_settings AS s (namespace, packs, strict) VALUES (${namespace}, ${packs}::text[], ${strict})
      ON CONFLICT (namespace) DO UPDATE SET packs = excluded.packs, strict = excluded.strict, updated_at = now()
      RETURNING s.namespace, s.packs, s.strict, s.updated_at AS "updatedAt"`,
-    [namespace, packs, strict],
   );
   return rows[0]!;
 }
@@ -52,20 +53,20 @@ export async function loadNamespacePacks(
   q: Queryable,
   namespace: string,
 ): Promise<{ strict: boolean; packs: NamespacePackRow[] } | null> {
-  const { rows } = await q.query<{
+  const { rows } = await run<{
     strict: boolean;
     ref: string | null;
     body: Record<string, unknown> | null;
     bodyHash: string | null;
   }>(
-    `/* loadNamespacePacks */
+    q,
+    sql`/* loadNamespacePacks */
      SELECT s.strict, r.ref, p.body, p.body_hash AS "bodyHash"
      FROM namespace_settings s
      LEFT JOIN LATERAL unnest(s.packs) WITH ORDINALITY AS r(ref, ord) ON true
      LEFT JOIN domain_packs p ON p.name = split_part(r.ref, '@', 1) AND p.version = split_part(r.ref, '@', 2)
-     WHERE s.namespace = $1
+     WHERE s.namespace = ${namespace}
      ORDER BY r.ord`,
-    [namespace],
   );
   if (rows.length === 0) return null;
   return {

@@ -6,7 +6,8 @@
  * hidden row is reported (`visible` false) and never changed.
  */
 import type { Queryable } from '../../../db/database.js';
-import { run, sql, visible } from '../../../kernel/store/sql.js';
+import { run, sql } from '../../../kernel/store/sql.js';
+import { visible } from '../../../kernel/store/visibility.js';
 
 /** What an upsert compares against: the stored row, and whether the writer can see it. */
 export interface EntityState {

@@ -6,7 +6,8 @@
 import type { Queryable } from '../../../db/database.js';
 import type { FactReinforcement, FactRow, FactWrite } from '../../../kernel/store/fact-store.js';
 import { FACT_COLUMNS } from '../../../kernel/store/fact-store.js';
-import { factVisible, raw, run, sql, visible } from '../../../kernel/store/sql.js';
+import { raw, run, sql } from '../../../kernel/store/sql.js';
+import { factVisible, visible } from '../../../kernel/store/visibility.js';
 
 /** One assertion to resolve: the fact it lands on, as `findFactForAssertion` finds it. */
 export interface FactProbe {

@@ -6,7 +6,7 @@ import type {
 } from '../../../kernel/store/observation-store.js';
 import { Mutex } from '../../../db/mutex.js';
 import { contextualChunkColumns, windowCte } from '../../../kernel/store/context-index-store.js';
-import { param, run, sql } from '../../../kernel/store/sql.js';
+import { ident, param, raw, run, sql } from '../../../kernel/store/sql.js';
 
 /**
  * The bulk import path: a batch is staged with COPY into temporary tables and moved into the
@@ -67,14 +67,16 @@ export async function insertObservationsBulk(
       await tx.copyFrom('COPY bulk_vectors FROM STDIN WITH (FORMAT binary)', binaryVectors(vectors));
     }
   }
-  const { rows } = await tx.query<{ id: string }>(
-    `/* bulkInsertObservations */
+  const nsParam = param(namespace);
+  const { rows } = await run<{ id: string }>(
+    tx,
+    sql`/* bulkInsertObservations */
      WITH inserted AS (
        INSERT INTO observations (namespace, observation_id, source_system, source_stream, source_external_id, kind,
                                  occurred_at, recorded_at, actor_type, actor_id, subject_type, subject_id, scopes,
                                  visibility, content, data, provenance, status, status_reason, session_id, pii,
                                  pii_categories)
-       SELECT $1, b.observation_id, b.source_system, b.source_stream, b.source_external_id, b.kind, b.occurred_at,
+       SELECT ${nsParam}, b.observation_id, b.source_system, b.source_stream, b.source_external_id, b.kind, b.occurred_at,
               b.recorded_at, b.actor_type, b.actor_id, b.subject_type, b.subject_id, b.scopes, b.visibility,
               b.content, b.data, b.provenance, b.status, b.status_reason, b.session_id, b.pii, b.pii_categories
        FROM bulk_observations b
@@ -83,14 +85,13 @@ export async function insertObservationsBulk(
      ),
      nodes AS (
        INSERT INTO entities (namespace, key, kind, title, scopes, visibility, source_path, provenance, last_seen)
-       SELECT $1, b.observation_id, 'observation', b.node_title, b.scopes, b.visibility, b.node_source_path,
+       SELECT ${nsParam}, b.observation_id, 'observation', b.node_title, b.scopes, b.visibility, b.node_source_path,
               b.provenance, b.occurred_at
        FROM bulk_observations b JOIN inserted i USING (observation_id)
        WHERE b.node_title IS NOT NULL
        ON CONFLICT (namespace, key) DO NOTHING
      )
      SELECT observation_id AS id FROM inserted`,
-    [namespace],
   );
   const ids = rows.map((r) => r.id);
   if (chunks.length > 0 && ids.length > 0) {
@@ -142,21 +143,22 @@ export async function refreshStaleStatistics(q: Queryable, namespace: string): P
   // staleness that matters is the worst one.
   let estimate = Number.POSITIVE_INFINITY;
   for (const table of BULK_TABLES) {
-    const plan = await q.query<{ 'QUERY PLAN': unknown }>(
-      `/* estimateNamespaceRows */ EXPLAIN (FORMAT JSON) SELECT 1 FROM ${table} WHERE namespace = $1`,
-      [namespace],
+    const plan = await run<{ 'QUERY PLAN': unknown }>(
+      q,
+      sql`/* estimateNamespaceRows */ EXPLAIN (FORMAT JSON) SELECT 1 FROM ${ident(table)} WHERE namespace = ${namespace}`,
     );
     estimate = Math.min(estimate, planRows(plan.rows[0]?.['QUERY PLAN']));
   }
   const bound = Math.ceil(estimate * STALE_FACTOR) + STALE_SLACK;
-  const { rows } = await q.query<{ n: number }>(
-    `/* countNamespaceObservationsUpTo */
-     SELECT count(*)::int AS n FROM (SELECT 1 FROM observations WHERE namespace = $1 LIMIT $2) x`,
-    [namespace, bound],
+  const { rows } = await run<{ n: number }>(
+    q,
+    sql`/* countNamespaceObservationsUpTo */
+     SELECT count(*)::int AS n FROM (SELECT 1 FROM observations WHERE namespace = ${namespace} LIMIT ${bound}) x`,
   );
   if ((rows[0]?.n ?? 0) < bound) return false;
-  await q.query(
-    `/* analyzeBulkTables */ ANALYZE observations (namespace, session_id, occurred_at, observation_id, status),
+  await run(
+    q,
+    sql`/* analyzeBulkTables */ ANALYZE observations (namespace, session_id, occurred_at, observation_id, status),
        entities (namespace, key, kind), chunks (namespace, node_key, observation_id), mentions (namespace, observation_id)`,
   );
   return true;
@@ -179,13 +181,13 @@ const VECTOR_INDEX = 'chunks_embedding_idx';
 const VECTOR_INDEX_DEF = `ON chunks USING hnsw (embedding vector_cosine_ops)`;
 
 export async function vectorIndexState(q: Queryable): Promise<VectorIndexState> {
-  const { rows } = await q.query<{ valid: boolean }>(
-    `/* vectorIndexState */
+  const { rows } = await run<{ valid: boolean }>(
+    q,
+    sql`/* vectorIndexState */
      SELECT i.indisvalid AND i.indisready AS valid FROM pg_index i
      JOIN pg_class c ON c.oid = i.indexrelid
      JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE c.relname = $1 AND n.nspname = current_schema()`,
-    [VECTOR_INDEX],
+     WHERE c.relname = ${VECTOR_INDEX} AND n.nspname = current_schema()`,
   );
   if (rows.length === 0) return 'MISSING';
   return rows[0]!.valid ? 'VALID' : 'INVALID';
@@ -193,8 +195,9 @@ export async function vectorIndexState(q: Queryable): Promise<VectorIndexState> 
 
 /** Chunks (all namespaces) the vector index covers or would cover: what a rebuild costs. */
 export async function countEmbeddedChunks(q: Queryable): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
-    `/* countEmbeddedChunks */ SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'chunks'`,
+  const { rows } = await run<{ n: number }>(
+    q,
+    sql`/* countEmbeddedChunks */ SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'chunks'`,
   );
   return Math.max(0, rows[0]?.n ?? 0);
 }
@@ -218,16 +221,18 @@ export async function ensureVectorIndex(db: Database): Promise<boolean> {
     if (state === 'VALID') return false;
     if (state === 'INVALID') await dropIndexWith(q, db);
     if (db.session) {
-      await q.query(`SET maintenance_work_mem = '512MB'`);
+      await run(q, sql`SET maintenance_work_mem = '512MB'`);
       await q.query('SET statement_timeout = 0');
-      await q.query(
-        `/* buildVectorIndex */ CREATE INDEX CONCURRENTLY IF NOT EXISTS ${VECTOR_INDEX} ${VECTOR_INDEX_DEF}`,
+      await run(
+        q,
+        sql`/* buildVectorIndex */ CREATE INDEX CONCURRENTLY IF NOT EXISTS ${raw(VECTOR_INDEX)} ${raw(VECTOR_INDEX_DEF)}`,
       );
     } else {
       await db.transaction('buildVectorIndex', async (tx) => {
-        await tx.query(`SET LOCAL maintenance_work_mem = '512MB'`);
-        await tx.query(
-          `/* buildVectorIndex */ CREATE INDEX IF NOT EXISTS ${VECTOR_INDEX} ${VECTOR_INDEX_DEF}`,
+        await run(tx, sql`SET LOCAL maintenance_work_mem = '512MB'`);
+        await run(
+          tx,
+          sql`/* buildVectorIndex */ CREATE INDEX IF NOT EXISTS ${raw(VECTOR_INDEX)} ${raw(VECTOR_INDEX_DEF)}`,
         );
       });
     }
@@ -237,7 +242,7 @@ export async function ensureVectorIndex(db: Database): Promise<boolean> {
 
 async function dropIndexWith(q: Queryable, db: Database): Promise<void> {
   const concurrently = db.backend === 'postgres' ? 'CONCURRENTLY ' : '';
-  await q.query(`/* dropVectorIndex */ DROP INDEX ${concurrently}IF EXISTS ${VECTOR_INDEX}`);
+  await run(q, sql`/* dropVectorIndex */ DROP INDEX ${raw(concurrently)}IF EXISTS ${raw(VECTOR_INDEX)}`);
 }
 
 const maintenanceQueues = new WeakMap<Database, Mutex>();
@@ -263,18 +268,19 @@ async function maintainingVectorIndex<T>(db: Database, fn: (q: Queryable) => Pro
       try {
         return await fn(q);
       } finally {
-        await q.query(`/* unlockVectorIndex */ SELECT pg_advisory_unlock($1::bigint)`, [
-          VECTOR_INDEX_LOCK.toString(),
-        ]);
+        await run(
+          q,
+          sql`/* unlockVectorIndex */ SELECT pg_advisory_unlock(${VECTOR_INDEX_LOCK.toString()}::bigint)`,
+        );
       }
     });
   });
 }
 
 async function tryIndexLock(q: Queryable): Promise<boolean> {
-  const { rows } = await q.query<{ locked: boolean }>(
-    `/* lockVectorIndex */ SELECT pg_try_advisory_lock($1::bigint) AS locked`,
-    [VECTOR_INDEX_LOCK.toString()],
+  const { rows } = await run<{ locked: boolean }>(
+    q,
+    sql`/* lockVectorIndex */ SELECT pg_try_advisory_lock(${VECTOR_INDEX_LOCK.toString()}::bigint) AS locked`,
   );
   return rows[0]?.locked === true;
 }

@@ -1,10 +1,11 @@
 import type { Queryable } from '../../../db/database.js';
+import { ident, join, param, raw, run, sql } from '../../../kernel/store/sql.js';
 
 /**
  * The tables a namespace export carries, in the order they are written and read back. Each is
  * exported whole (every column but generated ones), so an import reproduces the rows exactly;
  * chunk postings and lexical statistics are left out because the chunks' triggers rebuild them.
- * Names come from this list only, never from input, so interpolating them is safe.
+ * Names come from this list only, never from input; they enter statements through `ident`.
  */
 export const EXPORT_TABLES = [
   { type: 'namespace_settings', table: 'namespace_settings', order: 'namespace' },
@@ -30,8 +31,8 @@ export type Row = Record<string, unknown>;
 
 /** Reads happen in one REPEATABLE READ snapshot, in UTC, so values print the same everywhere. */
 export async function beginSnapshot(q: Queryable): Promise<void> {
-  await q.query('/* exportSnapshot */ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-  await q.query(`/* exportTimeZone */ SET LOCAL TimeZone = 'UTC'`);
+  await run(q, sql`/* exportSnapshot */ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
+  await run(q, sql`/* exportTimeZone */ SET LOCAL TimeZone = 'UTC'`);
 }
 
 /** The migrations the database has applied, by name (an export's header carries them). */
@@ -44,37 +45,45 @@ export async function appliedMigrations(q: Queryable): Promise<string[]> {
 
 /** Every namespace that has any exported row. */
 export async function listNamespaces(q: Queryable): Promise<string[]> {
-  const union = EXPORT_TABLES.map((t) => `SELECT DISTINCT namespace FROM ${t.table}`).join(' UNION ');
-  const { rows } = await q.query<{ namespace: string }>(
-    `/* exportNamespaces */ SELECT namespace FROM (${union}) n ORDER BY namespace`,
+  const union = join(
+    EXPORT_TABLES.map((t) => sql`SELECT DISTINCT namespace FROM ${ident(t.table)}`),
+    ' UNION ',
+  );
+  const { rows } = await run<{ namespace: string }>(
+    q,
+    sql`/* exportNamespaces */ SELECT namespace FROM (${union}) n ORDER BY namespace`,
   );
   return rows.map((r) => r.namespace);
 }
 
 export async function countRows(q: Queryable, namespaces: readonly string[]): Promise<number> {
-  const sum = EXPORT_TABLES.map(
-    (t) => `(SELECT count(*) FROM ${t.table} WHERE namespace = ANY($1::text[]))`,
-  ).join(' + ');
-  const { rows } = await q.query<{ n: number }>(`/* exportCount */ SELECT (${sum})::int AS n`, [namespaces]);
+  const ns = param(namespaces);
+  const sum = join(
+    EXPORT_TABLES.map(
+      (t) => sql`(SELECT count(*) FROM ${ident(t.table)} WHERE namespace = ANY(${ns}::text[]))`,
+    ),
+    ' + ',
+  );
+  const { rows } = await run<{ n: number }>(q, sql`/* exportCount */ SELECT (${sum})::int AS n`);
   return rows[0]?.n ?? 0;
 }
 
 /** Generated columns are derived on insert and cannot be written, so they are neither read nor written. */
 export async function generatedColumns(q: Queryable, table: string): Promise<string[]> {
-  const { rows } = await q.query<{ name: string }>(
-    `/* generatedColumns */ SELECT column_name AS name FROM information_schema.columns
-     WHERE table_schema = current_schema() AND table_name = $1 AND is_generated = 'ALWAYS'`,
-    [table],
+  const { rows } = await run<{ name: string }>(
+    q,
+    sql`/* generatedColumns */ SELECT column_name AS name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = ${table} AND is_generated = 'ALWAYS'`,
   );
   return rows.map((r) => r.name);
 }
 
 export async function writableColumns(q: Queryable, table: string): Promise<string[]> {
-  const { rows } = await q.query<{ name: string }>(
-    `/* writableColumns */ SELECT column_name AS name FROM information_schema.columns
-     WHERE table_schema = current_schema() AND table_name = $1 AND is_generated <> 'ALWAYS'
+  const { rows } = await run<{ name: string }>(
+    q,
+    sql`/* writableColumns */ SELECT column_name AS name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = ${table} AND is_generated <> 'ALWAYS'
      ORDER BY ordinal_position`,
-    [table],
   );
   return rows.map((r) => r.name);
 }
@@ -90,31 +99,36 @@ export async function* readRows(
   batch = 1000,
 ): AsyncGenerator<Row[]> {
   const skip = await generatedColumns(q, table.table);
-  await q.query(
-    `/* exportCursor */ DECLARE export_rows NO SCROLL CURSOR FOR
-     SELECT to_jsonb(t) - $2::text[] AS row FROM ${table.table} t
-     WHERE t.namespace = ANY($1::text[]) ORDER BY ${table.order}`,
-    [namespaces, skip],
+  if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`bad batch size ${batch}`);
+  await run(
+    q,
+    sql`/* exportCursor */ DECLARE export_rows NO SCROLL CURSOR FOR
+     SELECT to_jsonb(t) - ${skip}::text[] AS row FROM ${ident(table.table)} t
+     WHERE t.namespace = ANY(${namespaces}::text[]) ORDER BY ${raw(table.order)}`,
   );
   try {
     for (;;) {
-      const { rows } = await q.query<{ row: Row }>(`/* exportFetch */ FETCH ${batch} FROM export_rows`);
+      const { rows } = await run<{ row: Row }>(
+        q,
+        sql`/* exportFetch */ FETCH ${raw(String(batch))} FROM export_rows`,
+      );
       if (rows.length === 0) return;
       yield rows.map((r) => r.row);
     }
   } finally {
-    await q.query('/* exportClose */ CLOSE export_rows');
+    await run(q, sql`/* exportClose */ CLOSE export_rows`);
   }
 }
 
 /** The packs (`name@version`) the namespaces enable; every pack when all namespaces are exported. */
 export async function readDomainPacks(q: Queryable, namespaces: readonly string[] | null): Promise<Row[]> {
-  const { rows } = await q.query<{ row: Row }>(
-    `/* exportDomainPacks */ SELECT to_jsonb(p) AS row FROM domain_packs p
-     WHERE $1::text[] IS NULL OR p.name || '@' || p.version IN (
-       SELECT unnest(s.packs) FROM namespace_settings s WHERE s.namespace = ANY($1::text[]))
+  const ns = param(namespaces);
+  const { rows } = await run<{ row: Row }>(
+    q,
+    sql`/* exportDomainPacks */ SELECT to_jsonb(p) AS row FROM domain_packs p
+     WHERE ${ns}::text[] IS NULL OR p.name || '@' || p.version IN (
+       SELECT unnest(s.packs) FROM namespace_settings s WHERE s.namespace = ANY(${ns}::text[]))
      ORDER BY p.name, p.version`,
-    [namespaces],
   );
   return rows.map((r) => r.row);
 }
@@ -130,21 +144,21 @@ export async function insertRows(
   rows: readonly Row[],
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  const list = columns.map((c) => `"${c}"`).join(', ');
-  const { rowCount } = await q.query(
-    `/* importRows */ INSERT INTO ${table} (${list}) OVERRIDING SYSTEM VALUE
-     SELECT ${list} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb)
+  const list = join(columns.map(ident), ', ');
+  const { rowCount } = await run(
+    q,
+    sql`/* importRows */ INSERT INTO ${ident(table)} (${list}) OVERRIDING SYSTEM VALUE
+     SELECT ${list} FROM jsonb_populate_recordset(NULL::${ident(table)}, ${JSON.stringify(rows)}::jsonb)
      ON CONFLICT DO NOTHING`,
-    [JSON.stringify(rows)],
   );
   return rowCount;
 }
 
 /** Identity columns continue after the highest imported id, so new rows never collide. */
 export async function advanceIdentity(q: Queryable, table: string, column: string): Promise<void> {
-  await q.query(
-    `/* advanceIdentity */ SELECT setval(pg_get_serial_sequence($1, $2), m) FROM (
-       SELECT max(${column}) AS m FROM ${table}) x WHERE m IS NOT NULL`,
-    [table, column],
+  await run(
+    q,
+    sql`/* advanceIdentity */ SELECT setval(pg_get_serial_sequence(${table}, ${column}), m) FROM (
+       SELECT max(${ident(column)}) AS m FROM ${ident(table)}) x WHERE m IS NOT NULL`,
   );
 }

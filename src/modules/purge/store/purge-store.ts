@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../db/database.js';
-import { factVisibleTo, visibleTo } from '../../../kernel/store/visibility.js';
+import { type Param, param, run, type SqlFragment, sql } from '../../../kernel/store/sql.js';
+import { factVisible, visible } from '../../../kernel/store/visibility.js';
 
 /** What purging an entity removed from its own tables (facts and mentions are counted by their stores). */
 export interface PurgedEntity {
@@ -23,34 +24,40 @@ export async function hiddenDependents(
   visibleScopes: string[] | null,
 ): Promise<boolean> {
   // One shape per target kind, so each branch can use its own index.
-  const sql =
+  const ns = param(namespace);
+  const scopes = param(visibleScopes);
+  const id = param('observationId' in target ? target.observationId : target.entityKey);
+  const statement =
     'observationId' in target
-      ? `/* hiddenDependentsOfObservation */
+      ? sql`/* hiddenDependentsOfObservation */
          SELECT EXISTS (
            SELECT 1 FROM facts f
-           WHERE f.namespace = $1 AND f.observation_ids @> ARRAY[$2::text] AND NOT ${factVisibleTo('f', '$3')}
+           WHERE f.namespace = ${ns} AND f.observation_ids @> ARRAY[${id}::text] AND NOT ${factVisible('f', scopes)}
          ) OR EXISTS (
            SELECT 1 FROM chunks c
-           WHERE c.namespace = $1 AND c.observation_id = $2 AND NOT ${visibleTo('c', '$3')}
+           WHERE c.namespace = ${ns} AND c.observation_id = ${id} AND NOT ${visible('c', scopes)}
          ) AS hidden`
-      : `/* hiddenDependentsOfEntity */
+      : entityDependents(ns, id, scopes);
+  const { rows } = await run<{ hidden: boolean }>(q, statement);
+  return rows[0]?.hidden ?? false;
+}
+
+function entityDependents(ns: Param, key: Param, scopes: Param): SqlFragment {
+  return sql`/* hiddenDependentsOfEntity */
          SELECT EXISTS (
            SELECT 1 FROM facts f
-           WHERE f.namespace = $1 AND f.subject = $2 AND NOT ${factVisibleTo('f', '$3')}
+           WHERE f.namespace = ${ns} AND f.subject = ${key} AND NOT ${factVisible('f', scopes)}
          ) OR EXISTS (
            SELECT 1 FROM facts f
-           WHERE f.namespace = $1 AND f.object = $2 AND NOT ${factVisibleTo('f', '$3')}
+           WHERE f.namespace = ${ns} AND f.object = ${key} AND NOT ${factVisible('f', scopes)}
          ) OR EXISTS (
            SELECT 1 FROM chunks c
-           WHERE c.namespace = $1 AND c.node_key = $2 AND NOT ${visibleTo('c', '$3')}
+           WHERE c.namespace = ${ns} AND c.node_key = ${key} AND NOT ${visible('c', scopes)}
          ) OR EXISTS (
            SELECT 1 FROM mentions m JOIN observations o
              ON o.namespace = m.namespace AND o.observation_id = m.observation_id
-           WHERE m.namespace = $1 AND m.entity_key = $2 AND NOT ${visibleTo('o', '$3')}
+           WHERE m.namespace = ${ns} AND m.entity_key = ${key} AND NOT ${visible('o', scopes)}
          ) AS hidden`;
-  const id = 'observationId' in target ? target.observationId : target.entityKey;
-  const { rows } = await q.query<{ hidden: boolean }>(sql, [namespace, id, visibleScopes]);
-  return rows[0]?.hidden ?? false;
 }
 
 /** Locks the entity for the purge; false when it does not exist or is hidden from the caller. */
@@ -60,10 +67,10 @@ export async function lockVisibleEntity(
   key: string,
   visibleScopes: string[] | null,
 ): Promise<boolean> {
-  const { rows } = await q.query(
-    `/* lockEntityForPurge */
-     SELECT 1 FROM entities e WHERE e.namespace = $1 AND e.key = $2 AND ${visibleTo('e', '$3')} FOR UPDATE`,
-    [namespace, key, visibleScopes],
+  const { rows } = await run(
+    q,
+    sql`/* lockEntityForPurge */
+     SELECT 1 FROM entities e WHERE e.namespace = ${namespace} AND e.key = ${key} AND ${visible('e', visibleScopes)} FOR UPDATE`,
   );
   return rows.length > 0;
 }
@@ -78,22 +85,22 @@ export async function deleteEntityRows(
   key: string,
   visibleScopes: string[] | null,
 ): Promise<PurgedEntity | null> {
-  const { rows } = await q.query<{ kind: string; title: string; placeholder: boolean }>(
-    `/* deleteEntity */
-     DELETE FROM entities e WHERE e.namespace = $1 AND e.key = $2 AND ${visibleTo('e', '$3')}
+  const { rows } = await run<{ kind: string; title: string; placeholder: boolean }>(
+    q,
+    sql`/* deleteEntity */
+     DELETE FROM entities e WHERE e.namespace = ${namespace} AND e.key = ${key} AND ${visible('e', visibleScopes)}
      RETURNING e.kind, e.title, e.placeholder`,
-    [namespace, key, visibleScopes],
   );
   const entity = rows[0];
   if (!entity) return null;
-  const versions = await q.query(
-    `/* deleteEntityVersions */ DELETE FROM entity_versions WHERE namespace = $1 AND key = $2`,
-    [namespace, key],
+  const versions = await run(
+    q,
+    sql`/* deleteEntityVersions */ DELETE FROM entity_versions WHERE namespace = ${namespace} AND key = ${key}`,
   );
-  const chunks = await q.query(
-    `/* deleteChunksOfEntity */ DELETE FROM chunks c WHERE c.namespace = $1 AND c.node_key = $2
-     AND ${visibleTo('c', '$3')}`,
-    [namespace, key, visibleScopes],
+  const chunks = await run(
+    q,
+    sql`/* deleteChunksOfEntity */ DELETE FROM chunks c WHERE c.namespace = ${namespace} AND c.node_key = ${key}
+     AND ${visible('c', visibleScopes)}`,
   );
   return { ...entity, versions: versions.rowCount, chunks: chunks.rowCount };
 }

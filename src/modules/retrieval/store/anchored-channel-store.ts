@@ -7,19 +7,15 @@
 import type { Queryable } from '../../../db/database.js';
 import { ENTITY_JSON, type EntityRow, entityRowOfJson } from '../../../kernel/store/entity-store.js';
 import { FACT_JSON, type FactRow, factRowOfJson } from '../../../kernel/store/fact-store.js';
+import { type SqlFragment, param, raw, run, sql } from '../../../kernel/store/sql.js';
 import {
-  type SqlFragment,
   chunkHeld,
   factHeld,
   factVisible,
-  param,
-  raw,
   relevant,
-  run,
-  sql,
   validAt,
   visible,
-} from '../../../kernel/store/sql.js';
+} from '../../../kernel/store/visibility.js';
 
 export interface FactSeedRow {
   namespace: string;
@@ -31,7 +27,7 @@ export interface FactSeedRow {
 export interface FactsAroundInput {
   seeds: readonly FactSeedRow[];
   asOf: Date;
-  /** What memory held at this instant (see visibility.ts, factHeldAt); null = now. */
+  /** What memory held at this instant (see visibility.ts, factHeld); null = now. */
   heldAt: Date | null;
   /** Relevance scopes; null = no relevance filter. */
   scopes: string[] | null;
@@ -226,7 +222,7 @@ function walkStep(
  * facts are not walked and invisible entities not returned.
  */
 export async function graphNeighbours(q: Queryable, input: GraphWalkInput): Promise<GraphWalkRow[]> {
-  const current = sql`${validAt('f', input.asOf, ['ACTIVE'])} AND ${factHeld('f', input.heldAt)}`;
+  const current = sql`${validAt('f', input.asOf, 'active')} AND ${factHeld('f', input.heldAt)}`;
   const factScopes = factVisible('f', input.visibleScopes);
   const perNode = sql`${input.maxEdgesPerNode}`;
   const { rows } = await run<{

@@ -11,20 +11,8 @@ import type { Queryable } from '../../../db/database.js';
 import type { EvidenceClass } from '../../../domain/evidence.js';
 import { DOCUMENT_LINK_ORIGIN } from '../../documents/index.js';
 import { namedIn } from '../../../kernel/store/entity-link-store.js';
-import {
-  factHeld,
-  factVisible,
-  type Param,
-  type SqlFragment,
-  inNamespaces,
-  join,
-  param,
-  raw,
-  relevant,
-  run,
-  sql,
-  visible,
-} from '../../../kernel/store/sql.js';
+import { type Param, type SqlFragment, join, param, raw, run, sql } from '../../../kernel/store/sql.js';
+import { factHeld, factVisible, inNamespaces, relevant, visible } from '../../../kernel/store/visibility.js';
 
 export const MAX_CANDIDATE_TEXT = 32_768;
 
@@ -32,7 +20,7 @@ export interface CandidateReadContext {
   asOf: Date;
   /**
    * The caller's asOf (null = now): facts memory did not hold then are not served (see
-   * factHeldAt), and an end date after it is not shown (it was not known then).
+   * factHeld), and an end date after it is not shown (it was not known then).
    */
   heldAt: Date | null;
   /** The query embedding as pgvector text, or null (no distance then). */

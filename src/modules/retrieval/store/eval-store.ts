@@ -3,7 +3,8 @@
  * on, so that a pack can be scored against a question's evidence.
  */
 import type { Queryable } from '../../../db/database.js';
-import { run, sql, visible } from '../../../kernel/store/sql.js';
+import { run, sql } from '../../../kernel/store/sql.js';
+import { visible } from '../../../kernel/store/visibility.js';
 
 export interface ItemObservations {
   /** Chunk id → its observation (none for document chunks). */

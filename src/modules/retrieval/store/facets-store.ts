@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../db/database.js';
-import { factVisibleTo, visibleTo } from '../../../kernel/store/visibility.js';
+import { factVisible, visible } from '../../../kernel/store/visibility.js';
+import { param, run, sql } from '../../../kernel/store/sql.js';
 
 /**
  * Counts over a time window — what came up, not what was said: observation kinds (topics),
@@ -25,15 +26,17 @@ export async function topicFacets(
   w: FacetWindow,
   visibleScopes: string[] | null,
 ): Promise<FacetCountRow[]> {
-  const { rows } = await q.query<FacetCountRow>(
-    `/* topicFacets */
+  const sinceParam = param(w.since);
+  const untilParam = param(w.until);
+  const { rows } = await run<FacetCountRow>(
+    q,
+    sql`/* topicFacets */
      SELECT o.kind AS key, o.kind AS label, count(*)::int AS count
      FROM observations o
-     WHERE o.namespace = $1 AND ${visibleTo('o', '$4')} AND o.status <> 'REDACTED'
-       AND ($2::timestamptz IS NULL OR o.occurred_at >= $2::timestamptz)
-       AND ($3::timestamptz IS NULL OR o.occurred_at < $3::timestamptz)
-     GROUP BY o.kind ORDER BY count(*) DESC, o.kind LIMIT $5`,
-    [namespace, w.since, w.until, visibleScopes, w.limit],
+     WHERE o.namespace = ${namespace} AND ${visible('o', visibleScopes)} AND o.status <> 'REDACTED'
+       AND (${sinceParam}::timestamptz IS NULL OR o.occurred_at >= ${sinceParam}::timestamptz)
+       AND (${untilParam}::timestamptz IS NULL OR o.occurred_at < ${untilParam}::timestamptz)
+     GROUP BY o.kind ORDER BY count(*) DESC, o.kind LIMIT ${w.limit}`,
   );
   return rows.map(toCount);
 }
@@ -44,18 +47,21 @@ export async function entityFacets(
   w: FacetWindow,
   visibleScopes: string[] | null,
 ): Promise<FacetCountRow[]> {
-  const { rows } = await q.query<FacetCountRow>(
-    `/* entityFacets */
+  const sinceParam = param(w.since);
+  const untilParam = param(w.until);
+  const scopesParam = param(visibleScopes);
+  const { rows } = await run<FacetCountRow>(
+    q,
+    sql`/* entityFacets */
      SELECT e.key, e.title AS label, count(DISTINCT m.observation_id)::int AS count
      FROM mentions m
      JOIN observations o ON o.namespace = m.namespace AND o.observation_id = m.observation_id
      JOIN entities e ON e.namespace = m.namespace AND e.key = m.entity_key
-     WHERE m.namespace = $1 AND ${visibleTo('o', '$4')} AND ${visibleTo('e', '$4')}
+     WHERE m.namespace = ${namespace} AND ${visible('o', scopesParam)} AND ${visible('e', scopesParam)}
        AND o.status <> 'REDACTED'
-       AND ($2::timestamptz IS NULL OR o.occurred_at >= $2::timestamptz)
-       AND ($3::timestamptz IS NULL OR o.occurred_at < $3::timestamptz)
-     GROUP BY e.key, e.title ORDER BY count(DISTINCT m.observation_id) DESC, e.key LIMIT $5`,
-    [namespace, w.since, w.until, visibleScopes, w.limit],
+       AND (${sinceParam}::timestamptz IS NULL OR o.occurred_at >= ${sinceParam}::timestamptz)
+       AND (${untilParam}::timestamptz IS NULL OR o.occurred_at < ${untilParam}::timestamptz)
+     GROUP BY e.key, e.title ORDER BY count(DISTINCT m.observation_id) DESC, e.key LIMIT ${w.limit}`,
   );
   return rows.map(toCount);
 }
@@ -66,15 +72,17 @@ export async function predicateFacets(
   w: FacetWindow,
   visibleScopes: string[] | null,
 ): Promise<FacetCountRow[]> {
-  const { rows } = await q.query<FacetCountRow>(
-    `/* predicateFacets */
+  const sinceParam = param(w.since);
+  const untilParam = param(w.until);
+  const { rows } = await run<FacetCountRow>(
+    q,
+    sql`/* predicateFacets */
      SELECT f.predicate AS key, f.predicate AS label, count(*)::int AS count
      FROM facts f
-     WHERE f.namespace = $1 AND ${factVisibleTo('f', '$4')} AND f.status IN ('ACTIVE', 'SUPERSEDED')
-       AND ($2::timestamptz IS NULL OR f.valid_from >= $2::timestamptz)
-       AND ($3::timestamptz IS NULL OR f.valid_from < $3::timestamptz)
-     GROUP BY f.predicate ORDER BY count(*) DESC, f.predicate LIMIT $5`,
-    [namespace, w.since, w.until, visibleScopes, w.limit],
+     WHERE f.namespace = ${namespace} AND ${factVisible('f', visibleScopes)} AND f.status IN ('ACTIVE', 'SUPERSEDED')
+       AND (${sinceParam}::timestamptz IS NULL OR f.valid_from >= ${sinceParam}::timestamptz)
+       AND (${untilParam}::timestamptz IS NULL OR f.valid_from < ${untilParam}::timestamptz)
+     GROUP BY f.predicate ORDER BY count(*) DESC, f.predicate LIMIT ${w.limit}`,
   );
   return rows.map(toCount);
 }

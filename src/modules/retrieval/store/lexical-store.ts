@@ -12,15 +12,8 @@
  * configuration its namespaces hold and each chunk is scored among chunks of its own language.
  */
 import type { Queryable } from '../../../db/database.js';
-import {
-  type SqlFragment,
-  chunkHeld,
-  inNamespaces,
-  raw,
-  run,
-  sql,
-  visible,
-} from '../../../kernel/store/sql.js';
+import { type SqlFragment, raw, run, sql } from '../../../kernel/store/sql.js';
+import { chunkHeld, inNamespaces, visible } from '../../../kernel/store/visibility.js';
 
 /** The chunk-level filters of every retrieval channel (absent filters bind NULL). */
 export interface ChunkFilterValues {

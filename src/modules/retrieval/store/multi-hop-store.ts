@@ -12,19 +12,15 @@ import {
   candidateRowsOf,
 } from './candidate-store.js';
 import { type ChunkFilterValues, lexicalRanking } from './lexical-store.js';
+import { type SqlFragment, join, raw, run, sql } from '../../../kernel/store/sql.js';
 import {
-  type SqlFragment,
   factVisible,
   inNamespaces,
-  join,
-  raw,
   relevant,
-  run,
-  sql,
   validAt,
   visible,
   factHeld,
-} from '../../../kernel/store/sql.js';
+} from '../../../kernel/store/visibility.js';
 
 export interface MultiHopInput {
   filter: ChunkFilterValues;

@@ -1,7 +1,8 @@
 import type { Queryable } from '../../../db/database.js';
 import { ENTITY_COLUMNS, type EntityRow } from '../../../kernel/store/entity-store.js';
 import { FACT_COLUMNS, type FactRow } from '../../../kernel/store/fact-store.js';
-import { factVisibleTo, visibleTo } from '../../../kernel/store/visibility.js';
+import { factVisible, visible } from '../../../kernel/store/visibility.js';
+import { param, raw, run, sql } from '../../../kernel/store/sql.js';
 
 /** SQL behind the router's handlers: entity resolution from hints and facts that no longer hold. */
 
@@ -19,10 +20,11 @@ export async function resolveEntityHints(
   minSimilarity = 0.35,
 ): Promise<EntityMatch[]> {
   if (hints.length === 0) return [];
-  const { rows } = await q.query<EntityRow & { hint: string; matchedBy: EntityMatch['matchedBy'] }>(
-    `/* resolveEntityHints */
-     SELECT DISTINCT ON (h.ord) h.hint, m."matchedBy", ${ENTITY_COLUMNS}
-     FROM unnest($2::text[]) WITH ORDINALITY AS h(hint, ord)
+  const { rows } = await run<EntityRow & { hint: string; matchedBy: EntityMatch['matchedBy'] }>(
+    q,
+    sql`/* resolveEntityHints */
+     SELECT DISTINCT ON (h.ord) h.hint, m."matchedBy", ${raw(ENTITY_COLUMNS)}
+     FROM unnest(${hints}::text[]) WITH ORDINALITY AS h(hint, ord)
      CROSS JOIN LATERAL (
        SELECT e.namespace, e.key,
          CASE WHEN e.key = h.hint OR lower(e.key) = lower(h.hint) THEN 'KEY'
@@ -34,16 +36,15 @@ export async function resolveEntityHints(
               WHEN lower(h.hint) = ANY(SELECT lower(a) FROM unnest(e.aliases) a) THEN 2
               ELSE 0 END + similarity(e.title, h.hint) AS rank
        FROM entities e
-       WHERE e.namespace = $1 AND ${visibleTo('e', '$3')} AND NOT e.placeholder
+       WHERE e.namespace = ${namespace} AND ${visible('e', visibleScopes)} AND NOT e.placeholder
          AND (e.key = h.hint OR lower(e.key) = lower(h.hint) OR lower(e.title) = lower(h.hint)
               OR e.aliases && ARRAY[h.hint] OR lower(h.hint) = ANY(SELECT lower(a) FROM unnest(e.aliases) a)
-              OR e.title % h.hint AND similarity(e.title, h.hint) >= $4)
+              OR e.title % h.hint AND similarity(e.title, h.hint) >= ${minSimilarity})
        ORDER BY rank DESC, e.key
        LIMIT 1
      ) m
      JOIN entities e ON e.namespace = m.namespace AND e.key = m.key
      ORDER BY h.ord`,
-    [namespace, hints, visibleScopes, minSimilarity],
   );
   return rows;
 }
@@ -57,14 +58,14 @@ export async function candidateEntityNames(
   limit = 20,
 ): Promise<string[]> {
   if (hints.length === 0) return [];
-  const { rows } = await q.query<{ title: string }>(
-    `/* candidateEntityNames */
+  const { rows } = await run<{ title: string }>(
+    q,
+    sql`/* candidateEntityNames */
      SELECT DISTINCT e.title
-     FROM entities e, unnest($2::text[]) AS h(hint)
-     WHERE e.namespace = $1 AND ${visibleTo('e', '$3')} AND NOT e.placeholder
+     FROM entities e, unnest(${hints}::text[]) AS h(hint)
+     WHERE e.namespace = ${namespace} AND ${visible('e', visibleScopes)} AND NOT e.placeholder
        AND (lower(e.title) = lower(h.hint) OR e.title % h.hint OR lower(h.hint) = ANY(SELECT lower(a) FROM unnest(e.aliases) a))
-     LIMIT $4`,
-    [namespace, hints, visibleScopes, limit],
+     LIMIT ${limit}`,
   );
   return rows.map((r) => r.title);
 }
@@ -82,17 +83,19 @@ export async function invalidatedFactsOf(
   limit: number,
 ): Promise<FactRow[]> {
   if (keys.length === 0) return [];
-  const { rows } = await q.query<FactRow>(
-    `/* invalidatedFactsOf */
-     SELECT ${FACT_COLUMNS}
+  const keysParam = param(keys);
+  const atParam = param(asOf);
+  const { rows } = await run<FactRow>(
+    q,
+    sql`/* invalidatedFactsOf */
+     SELECT ${raw(FACT_COLUMNS)}
      FROM facts f
-     WHERE f.namespace = $1 AND (f.subject = ANY($2::text[]) OR f.object = ANY($2::text[]))
-       AND ${factVisibleTo('f', '$4')}
-       AND f.valid_from <= $3::timestamptz
-       AND (f.status = 'SUPERSEDED' OR (f.status = 'ACTIVE' AND f.valid_to IS NOT NULL AND f.valid_to <= $3::timestamptz))
+     WHERE f.namespace = ${namespace} AND (f.subject = ANY(${keysParam}::text[]) OR f.object = ANY(${keysParam}::text[]))
+       AND ${factVisible('f', visibleScopes)}
+       AND f.valid_from <= ${atParam}::timestamptz
+       AND (f.status = 'SUPERSEDED' OR (f.status = 'ACTIVE' AND f.valid_to IS NOT NULL AND f.valid_to <= ${atParam}::timestamptz))
      ORDER BY coalesce(f.valid_to, f.recorded_at) DESC, f.fact_id
-     LIMIT $5`,
-    [namespace, keys, asOf, visibleScopes, limit],
+     LIMIT ${limit}`,
   );
   return rows;
 }
@@ -112,16 +115,17 @@ export async function attributeVersionAt(
   asOf: Date | null,
   visibleScopes: string[] | null,
 ): Promise<AttributeVersion | null> {
-  const { rows } = await q.query<AttributeVersion>(
-    `/* attributeVersionAt */
+  const atParam = param(asOf);
+  const { rows } = await run<AttributeVersion>(
+    q,
+    sql`/* attributeVersionAt */
      SELECT v.attributes, v.valid_from AS "validFrom", v.valid_to AS "validTo", v.observation_id AS "observationId"
      FROM entities e
      JOIN entity_versions v ON v.namespace = e.namespace AND v.key = e.key
-     WHERE e.namespace = $1 AND e.key = $2 AND ${visibleTo('e', '$4')}
-       AND CASE WHEN $3::timestamptz IS NULL THEN v.valid_to IS NULL
-                ELSE v.valid_from <= $3::timestamptz AND (v.valid_to IS NULL OR v.valid_to > $3::timestamptz) END
+     WHERE e.namespace = ${namespace} AND e.key = ${key} AND ${visible('e', visibleScopes)}
+       AND CASE WHEN ${atParam}::timestamptz IS NULL THEN v.valid_to IS NULL
+                ELSE v.valid_from <= ${atParam}::timestamptz AND (v.valid_to IS NULL OR v.valid_to > ${atParam}::timestamptz) END
      ORDER BY v.valid_from DESC LIMIT 1`,
-    [namespace, key, asOf, visibleScopes],
   );
   return rows[0] ?? null;
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../db/database.js';
-import { visibleTo } from '../../../kernel/store/visibility.js';
+import { visible } from '../../../kernel/store/visibility.js';
+import { param, raw, run, sql } from '../../../kernel/store/sql.js';
 
 /** Sessions of packed items and their cached compacts (see migration 009). */
 
@@ -18,18 +19,20 @@ export async function sessionsOfItems(
   visibleScopes: string[] | null,
 ): Promise<ItemSessionRow[]> {
   if (chunkIds.length === 0 && observationIds.length === 0) return [];
-  const { rows } = await q.query<ItemSessionRow>(
-    `/* sessionsOfItems */
+  const nsParam = param(namespace);
+  const scopesParam = param(visibleScopes);
+  const { rows } = await run<ItemSessionRow>(
+    q,
+    sql`/* sessionsOfItems */
      SELECT 'chunk:' || c.chunk_id AS ref, o.session_id AS "sessionId"
      FROM chunks c JOIN observations o ON o.namespace = c.namespace AND o.observation_id = c.observation_id
-     WHERE c.namespace = $1 AND c.chunk_id = ANY($2::bigint[]) AND o.session_id IS NOT NULL
-       AND ${visibleTo('c', '$4')} AND ${visibleTo('o', '$4')}
+     WHERE c.namespace = ${nsParam} AND c.chunk_id = ANY(${chunkIds}::bigint[]) AND o.session_id IS NOT NULL
+       AND ${visible('c', scopesParam)} AND ${visible('o', scopesParam)}
      UNION ALL
      SELECT 'observation:' || o.observation_id, o.session_id
      FROM observations o
-     WHERE o.namespace = $1 AND o.observation_id = ANY($3::text[]) AND o.session_id IS NOT NULL
-       AND ${visibleTo('o', '$4')}`,
-    [namespace, chunkIds, observationIds, visibleScopes],
+     WHERE o.namespace = ${nsParam} AND o.observation_id = ANY(${observationIds}::text[]) AND o.session_id IS NOT NULL
+       AND ${visible('o', scopesParam)}`,
   );
   return rows;
 }
@@ -48,15 +51,15 @@ export async function sessionStates(
   sessionIds: string[],
 ): Promise<SessionState[]> {
   if (sessionIds.length === 0) return [];
-  const { rows } = await q.query<SessionState>(
-    `/* sessionStates */
+  const { rows } = await run<SessionState>(
+    q,
+    sql`/* sessionStates */
      SELECT o.session_id AS "sessionId", count(*)::int AS "itemCount", max(o.recorded_at) AS "lastRecordedAt",
        bool_or(cardinality(o.visibility) > 0) AS restricted
      FROM observations o
-     WHERE o.namespace = $1 AND o.session_id = ANY($2::text[]) AND o.status <> 'REDACTED'
-       AND ${visibleTo('o', 'NULL')}
+     WHERE o.namespace = ${namespace} AND o.session_id = ANY(${sessionIds}::text[]) AND o.status <> 'REDACTED'
+       AND ${visible('o', raw('NULL'))}
      GROUP BY o.session_id`,
-    [namespace, sessionIds],
   );
   return rows.map((r) => ({ ...r, itemCount: Number(r.itemCount) }));
 }
@@ -79,11 +82,11 @@ export async function findCompacts(
   sessionIds: string[],
   visibleScopes: string[] | null,
 ): Promise<SessionCompactRow[]> {
-  const { rows } = await q.query<SessionCompactRow>(
-    `/* findCompacts */
-     SELECT ${COMPACT_COLUMNS} FROM session_compacts s
-     WHERE s.namespace = $1 AND s.session_id = ANY($2::text[]) AND ${visibleTo('s', '$3')}`,
-    [namespace, sessionIds, visibleScopes],
+  const { rows } = await run<SessionCompactRow>(
+    q,
+    sql`/* findCompacts */
+     SELECT ${raw(COMPACT_COLUMNS)} FROM session_compacts s
+     WHERE s.namespace = ${namespace} AND s.session_id = ANY(${sessionIds}::text[]) AND ${visible('s', visibleScopes)}`,
   );
   return rows.map((r) => ({ ...r, itemCount: Number(r.itemCount) }));
 }
@@ -100,26 +103,26 @@ export async function sessionMessages(
   sessionId: string,
   limit: number,
 ): Promise<SessionMessageRow[]> {
-  const { rows } = await q.query<SessionMessageRow>(
-    `/* sessionMessages */
+  const { rows } = await run<SessionMessageRow>(
+    q,
+    sql`/* sessionMessages */
      SELECT o.content, o.occurred_at AS "occurredAt"
      FROM observations o
-     WHERE o.namespace = $1 AND o.session_id = $2 AND o.status <> 'REDACTED' AND o.content IS NOT NULL
+     WHERE o.namespace = ${namespace} AND o.session_id = ${sessionId} AND o.status <> 'REDACTED' AND o.content IS NOT NULL
        AND cardinality(o.visibility) = 0
-     ORDER BY o.occurred_at, o.observation_id LIMIT $3`,
-    [namespace, sessionId, limit],
+     ORDER BY o.occurred_at, o.observation_id LIMIT ${limit}`,
   );
   return rows;
 }
 
 export async function saveCompact(q: Queryable, namespace: string, c: SessionCompactRow): Promise<void> {
-  await q.query(
-    `/* saveCompact */
+  await run(
+    q,
+    sql`/* saveCompact */
      INSERT INTO session_compacts (namespace, session_id, summary, item_count, last_recorded_at, first_at, last_at)
-     VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz, $7::timestamptz)
+     VALUES (${namespace}, ${c.sessionId}, ${c.summary}, ${c.itemCount}, ${c.lastRecordedAt}::timestamptz, ${c.firstAt}::timestamptz, ${c.lastAt}::timestamptz)
      ON CONFLICT (namespace, session_id) DO UPDATE SET summary = excluded.summary,
        item_count = excluded.item_count, last_recorded_at = excluded.last_recorded_at,
        first_at = excluded.first_at, last_at = excluded.last_at, built_at = now()`,
-    [namespace, c.sessionId, c.summary, c.itemCount, c.lastRecordedAt, c.firstAt, c.lastAt],
   );
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../db/database.js';
-import { visibleTo } from '../../../kernel/store/visibility.js';
+import { visible } from '../../../kernel/store/visibility.js';
+import { param, run, sql } from '../../../kernel/store/sql.js';
 
 /** One persisted explanation of a compilation, per namespace it touched. */
 export interface TraceWrite {
@@ -36,36 +37,35 @@ export async function insertTraces(
   pruneOlderThanDays: number | null,
 ): Promise<{ pruned: number }> {
   if (rows.length === 0) return { pruned: 0 };
-  const { rows: out } = await q.query<{ pruned: number }>(
-    `/* insertContextTraces */
+  // A JSON string: toParam passes arrays through as SQL arrays, which jsonb cannot parse.
+  const traces = JSON.stringify(
+    rows.map((r) => ({
+      namespace: r.namespace,
+      trace_id: r.traceId,
+      kind: r.kind,
+      principal_id: r.principalId,
+      request: r.request,
+      channels: r.channels,
+      decisions: r.decisions,
+      visibility: r.visibility,
+    })),
+  );
+  const pruneOlderThanDaysParam = param(pruneOlderThanDays);
+  const { rows: out } = await run<{ pruned: number }>(
+    q,
+    sql`/* insertContextTraces */
      WITH pruned AS (
        DELETE FROM context_traces
-       WHERE $2::float8 IS NOT NULL AND created_at < now() - make_interval(secs => $2::float8 * 86400)
+       WHERE ${pruneOlderThanDaysParam}::float8 IS NOT NULL AND created_at < now() - make_interval(secs => ${pruneOlderThanDaysParam}::float8 * 86400)
        RETURNING 1
      ), inserted AS (
        INSERT INTO context_traces (namespace, trace_id, kind, principal_id, request, channels, decisions, visibility)
        SELECT t.namespace, t.trace_id, t.kind, t.principal_id, t.request, t.channels, t.decisions, t.visibility
-       FROM jsonb_to_recordset($1::jsonb) AS t(namespace text, trace_id text, kind text, principal_id text,
+       FROM jsonb_to_recordset(${traces}::jsonb) AS t(namespace text, trace_id text, kind text, principal_id text,
             request jsonb, channels jsonb, decisions jsonb, visibility text[])
        RETURNING 1
      )
      SELECT (SELECT count(*) FROM pruned)::int AS pruned, (SELECT count(*) FROM inserted)::int AS inserted`,
-    [
-      // A JSON string: toParam passes arrays through as SQL arrays, which jsonb cannot parse.
-      JSON.stringify(
-        rows.map((r) => ({
-          namespace: r.namespace,
-          trace_id: r.traceId,
-          kind: r.kind,
-          principal_id: r.principalId,
-          request: r.request,
-          channels: r.channels,
-          decisions: r.decisions,
-          visibility: r.visibility,
-        })),
-      ),
-      pruneOlderThanDays,
-    ],
   );
   return { pruned: out[0]?.pruned ?? 0 };
 }
@@ -80,24 +80,25 @@ export async function findTrace(
   traceId: string,
   visibleScopes: string[] | null,
 ): Promise<TraceRow | null> {
-  const { rows } = await q.query<TraceRow>(
-    `/* findContextTrace */
+  const scopesParam = param(visibleScopes);
+  const { rows } = await run<TraceRow>(
+    q,
+    sql`/* findContextTrace */
      SELECT t.namespace, t.trace_id AS "traceId", t.kind, t.principal_id AS "principalId",
             t.created_at AS "createdAt", t.request, t.channels, t.decisions
      FROM context_traces t
-     WHERE t.namespace = $1 AND t.trace_id = $2 AND ${visibleTo('t', '$3')}
-       AND ($3::text[] IS NULL OR t.visibility <@ $3::text[])`,
-    [namespace, traceId, visibleScopes],
+     WHERE t.namespace = ${namespace} AND t.trace_id = ${traceId} AND ${visible('t', scopesParam)}
+       AND (${scopesParam}::text[] IS NULL OR t.visibility <@ ${scopesParam}::text[])`,
   );
   return rows[0] ?? null;
 }
 
 /** Deletes traces older than `days` (maintenance; compilations prune on write as well). */
 export async function pruneTraces(q: Queryable, days: number): Promise<number> {
-  const { rowCount } = await q.query(
-    `/* pruneContextTraces */
-     DELETE FROM context_traces WHERE created_at < now() - make_interval(secs => $1::float8 * 86400)`,
-    [days],
+  const { rowCount } = await run(
+    q,
+    sql`/* pruneContextTraces */
+     DELETE FROM context_traces WHERE created_at < now() - make_interval(secs => ${days}::float8 * 86400)`,
   );
   return rowCount;
 }

@@ -1,11 +1,11 @@
 import type { Queryable } from '../../../db/database.js';
 import { FACT_COLUMNS, type FactRow } from '../../../kernel/store/fact-store.js';
-import { param, run, sql, visible } from '../../../kernel/store/sql.js';
-import { factVisibleTo, visibleTo } from '../../../kernel/store/visibility.js';
+import { param, raw, run, sql } from '../../../kernel/store/sql.js';
+import { factVisible, validAt, visible } from '../../../kernel/store/visibility.js';
 
 /**
  * Typed traversal's SQL: anchor candidates, one breadth level of a step, entities as of a time,
- * and the persisted trace. Every statement carries the namespace predicate and `visibleTo` on
+ * and the persisted trace. Every statement carries the namespace predicate and `visible` on
  * entities and facts (a hidden endpoint hides its edge). Keys are ordered with COLLATE "C" so
  * the output is the same on every backend and locale.
  */
@@ -120,21 +120,25 @@ export async function nearestOwners(
   pool: number,
   visibleScopes: string[] | null,
 ): Promise<SemanticMatch[]> {
-  const { rows } = await q.query<{ chunkId: unknown; key: string; kind: string; score: unknown }>(
-    `/* typedNearestOwners */
+  const nsParam = param(namespace);
+  const p2 = param(`[${embedding.join(',')}]`);
+  const kindsParam = param(kinds);
+  const scopesParam = param(visibleScopes);
+  const { rows } = await run<{ chunkId: unknown; key: string; kind: string; score: unknown }>(
+    q,
+    sql`/* typedNearestOwners */
      SELECT n.chunk_id AS "chunkId", e.key, e.kind, 1 - n.distance AS score
      FROM (
-       SELECT c.chunk_id, c.node_key, c.embedding <=> $2::vector AS distance
+       SELECT c.chunk_id, c.node_key, c.embedding <=> ${p2}::vector AS distance
        FROM chunks c
-       WHERE c.namespace = $1 AND c.embedding IS NOT NULL AND ${visibleTo('c', '$4')}
-       ORDER BY c.embedding <=> $2::vector
-       LIMIT (SELECT $5::int FROM (SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+       WHERE c.namespace = ${nsParam} AND c.embedding IS NOT NULL AND ${visible('c', scopesParam)}
+       ORDER BY c.embedding <=> ${p2}::vector
+       LIMIT (SELECT ${pool}::int FROM (SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
                                           set_config('hnsw.ef_search', '100', true)) AS hnsw_settings)
      ) n
-     JOIN entities e ON e.namespace = $1 AND e.key = n.node_key
-     WHERE ($3::text[] IS NULL OR e.kind = ANY($3::text[])) AND ${visibleTo('e', '$4')}
+     JOIN entities e ON e.namespace = ${nsParam} AND e.key = n.node_key
+     WHERE (${kindsParam}::text[] IS NULL OR e.kind = ANY(${kindsParam}::text[])) AND ${visible('e', scopesParam)}
      ORDER BY n.distance, e.key COLLATE "C", n.chunk_id`,
-    [namespace, `[${embedding.join(',')}]`, kinds, visibleScopes, pool],
   );
   return rows.map((r) => ({ chunkId: Number(r.chunkId), key: r.key, kind: r.kind, score: Number(r.score) }));
 }
@@ -167,43 +171,36 @@ export async function traversalLevel(
   visibleScopes: string[] | null,
 ): Promise<LevelEdge[]> {
   if (level.frontier.length === 0) return [];
-  const live = `f.status IN ('ACTIVE', 'SUPERSEDED') AND f.valid_from <= $4::timestamptz
-    AND (f.valid_to IS NULL OR f.valid_to > $4::timestamptz)`;
-  const { rows } = await q.query<LevelEdge>(
-    `/* typedTraversalLevel */
+  const live = validAt('f', level.asOf, 'served');
+  const nsParam = param(namespace);
+  const frontierParam = param(level.frontier);
+  const relationParam = param(level.relation);
+  const scopesParam = param(visibleScopes);
+  const seenParam = param(level.seen);
+  const { rows } = await run<LevelEdge>(
+    q,
+    sql`/* typedTraversalLevel */
      WITH edges AS (
-       SELECT ${FACT_COLUMNS}, f.subject AS "fromKey", f.object AS other
+       SELECT ${raw(FACT_COLUMNS)}, f.subject AS "fromKey", f.object AS other
        FROM facts f
-       WHERE $6::boolean AND f.namespace = $1 AND f.subject = ANY($2::text[]) AND f.predicate = $3
-         AND ${live} AND ${factVisibleTo('f', '$5')}
+       WHERE ${level.direction !== 'IN'}::boolean AND f.namespace = ${nsParam} AND f.subject = ANY(${frontierParam}::text[]) AND f.predicate = ${relationParam}
+         AND ${live} AND ${factVisible('f', scopesParam)}
        UNION ALL
-       SELECT ${FACT_COLUMNS}, f.object AS "fromKey", f.subject AS other
+       SELECT ${raw(FACT_COLUMNS)}, f.object AS "fromKey", f.subject AS other
        FROM facts f
-       WHERE $7::boolean AND f.namespace = $1 AND f.object = ANY($2::text[]) AND f.predicate = $3
-         AND ${live} AND ${factVisibleTo('f', '$5')}
+       WHERE ${level.direction !== 'OUT'}::boolean AND f.namespace = ${nsParam} AND f.object = ANY(${frontierParam}::text[]) AND f.predicate = ${relationParam}
+         AND ${live} AND ${factVisible('f', scopesParam)}
      ), reachable AS (
        SELECT ed.* FROM edges ed
      ), picked AS (
-       SELECT r.other FROM reachable r WHERE r.other <> ALL($8::text[])
-       GROUP BY r.other ORDER BY r.other COLLATE "C" LIMIT $9
+       SELECT r.other FROM reachable r WHERE r.other <> ALL(${seenParam}::text[])
+       GROUP BY r.other ORDER BY r.other COLLATE "C" LIMIT ${level.remaining}
      )
      SELECT r.*, (r.other IN (SELECT other FROM picked)) AS "isNew"
      FROM reachable r
-     WHERE r.other IN (SELECT other FROM picked) OR r.other = ANY($8::text[])
+     WHERE r.other IN (SELECT other FROM picked) OR r.other = ANY(${seenParam}::text[])
      ORDER BY r.other COLLATE "C", r."factId" COLLATE "C", r."fromKey" COLLATE "C"
-     LIMIT $10`,
-    [
-      namespace,
-      level.frontier,
-      level.relation,
-      level.asOf,
-      visibleScopes,
-      level.direction !== 'IN',
-      level.direction !== 'OUT',
-      level.seen,
-      level.remaining,
-      level.edgeCap,
-    ],
+     LIMIT ${level.edgeCap}`,
   );
   return rows;
 }
@@ -233,21 +230,22 @@ export async function entitiesAsOf(
   visibleScopes: string[] | null,
 ): Promise<EntityAsOf[]> {
   if (keys.length === 0) return [];
-  const { rows } = await q.query<EntityAsOf>(
-    `/* typedEntitiesAsOf */
+  const atParam = param(asOf);
+  const { rows } = await run<EntityAsOf>(
+    q,
+    sql`/* typedEntitiesAsOf */
      SELECT e.key, e.kind, coalesce(v.title, e.title) AS title, v.attributes, v.valid_from AS "attributesFrom",
             e.stale, e.placeholder, e.source_path AS "sourcePath", e.snapshot_id AS "snapshotId",
             e.snapshot_scope AS "snapshotScope", e.visibility, e.pii
      FROM entities e
      LEFT JOIN LATERAL (
        SELECT v.title, v.attributes, v.valid_from FROM entity_versions v
-       WHERE v.namespace = e.namespace AND v.key = e.key AND v.valid_from <= $3::timestamptz
-         AND (v.valid_to IS NULL OR v.valid_to > $3::timestamptz)
+       WHERE v.namespace = e.namespace AND v.key = e.key AND v.valid_from <= ${atParam}::timestamptz
+         AND (v.valid_to IS NULL OR v.valid_to > ${atParam}::timestamptz)
        ORDER BY v.valid_from DESC LIMIT 1
      ) v ON true
-     WHERE e.namespace = $1 AND e.key = ANY($2::text[]) AND ${visibleTo('e', '$4')}
+     WHERE e.namespace = ${namespace} AND e.key = ANY(${keys}::text[]) AND ${visible('e', visibleScopes)}
      ORDER BY e.key COLLATE "C"`,
-    [namespace, keys, asOf, visibleScopes],
   );
   return rows;
 }
@@ -269,25 +267,23 @@ export interface TypedTraceWrite {
  */
 export async function insertTypedTraces(q: Queryable, traces: readonly TypedTraceWrite[]): Promise<void> {
   if (traces.length === 0) return;
-  await q.query(
-    `/* insertTypedTraces */
+  await run(
+    q,
+    sql`/* insertTypedTraces */
      INSERT INTO context_traces (namespace, trace_id, kind, principal_id, request, channels, decisions, visibility)
      SELECT t.namespace, t.trace_id, 'typed', t.principal_id, t.request, t.channels, t.decisions, t.visibility
-     FROM jsonb_to_recordset($1::jsonb) AS t(namespace text, trace_id text, principal_id text,
+     FROM jsonb_to_recordset(${JSON.stringify(
+       traces.map((t) => ({
+         namespace: t.namespace,
+         trace_id: t.traceId,
+         principal_id: t.principalId,
+         request: t.request,
+         channels: t.channels,
+         decisions: t.decisions,
+         visibility: t.visibility,
+       })),
+     )}::jsonb) AS t(namespace text, trace_id text, principal_id text,
           request jsonb, channels jsonb, decisions jsonb, visibility text[])
      ON CONFLICT (namespace, trace_id) DO NOTHING`,
-    [
-      JSON.stringify(
-        traces.map((t) => ({
-          namespace: t.namespace,
-          trace_id: t.traceId,
-          principal_id: t.principalId,
-          request: t.request,
-          channels: t.channels,
-          decisions: t.decisions,
-          visibility: t.visibility,
-        })),
-      ),
-    ],
   );
 }

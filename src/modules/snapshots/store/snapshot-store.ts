@@ -1,7 +1,7 @@
 import type { Queryable } from '../../../db/database.js';
 import { FACT_COLUMNS, type FactRow } from '../../../kernel/store/fact-store.js';
-import { factVisible, run, sql } from '../../../kernel/store/sql.js';
-import { factVisibleTo, visibleTo } from '../../../kernel/store/visibility.js';
+import { param, raw, run, sql } from '../../../kernel/store/sql.js';
+import { factVisible, visible } from '../../../kernel/store/visibility.js';
 
 /**
  * Snapshot reconciliation's SQL: the snapshot log, the facts and entities a scope owns, and the
@@ -24,9 +24,9 @@ const SNAPSHOT_COLUMNS = `s.namespace, s.scope, s.snapshot_id AS "snapshotId", s
 
 /** Serialises reconciliations of one scope (transaction-scoped advisory lock). */
 export async function lockSnapshotScope(q: Queryable, namespace: string, scope: string): Promise<void> {
-  await q.query(
-    `/* lockSnapshotScope */ SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || $2, 7))`,
-    [namespace, scope],
+  await run(
+    q,
+    sql`/* lockSnapshotScope */ SELECT pg_advisory_xact_lock(hashtextextended(${namespace} || chr(31) || ${scope}, 7))`,
   );
 }
 
@@ -36,10 +36,10 @@ export async function findSnapshot(
   scope: string,
   snapshotId: string,
 ): Promise<SnapshotRow | null> {
-  const { rows } = await q.query<SnapshotRow>(
-    `/* findSnapshot */ SELECT ${SNAPSHOT_COLUMNS} FROM source_snapshots s
-     WHERE s.namespace = $1 AND s.scope = $2 AND s.snapshot_id = $3`,
-    [namespace, scope, snapshotId],
+  const { rows } = await run<SnapshotRow>(
+    q,
+    sql`/* findSnapshot */ SELECT ${raw(SNAPSHOT_COLUMNS)} FROM source_snapshots s
+     WHERE s.namespace = ${namespace} AND s.scope = ${scope} AND s.snapshot_id = ${snapshotId}`,
   );
   return rows[0] ?? null;
 }
@@ -50,11 +50,11 @@ export async function latestSnapshot(
   namespace: string,
   scope: string,
 ): Promise<SnapshotRow | null> {
-  const { rows } = await q.query<SnapshotRow>(
-    `/* latestSnapshot */ SELECT ${SNAPSHOT_COLUMNS} FROM source_snapshots s
-     WHERE s.namespace = $1 AND s.scope = $2
+  const { rows } = await run<SnapshotRow>(
+    q,
+    sql`/* latestSnapshot */ SELECT ${raw(SNAPSHOT_COLUMNS)} FROM source_snapshots s
+     WHERE s.namespace = ${namespace} AND s.scope = ${scope}
      ORDER BY s.observed_at DESC, s.reconciled_at DESC LIMIT 1`,
-    [namespace, scope],
   );
   return rows[0] ?? null;
 }
@@ -72,12 +72,12 @@ export async function recordSnapshot(
     principalId: string;
   },
 ): Promise<void> {
-  await q.query(
-    `/* recordSnapshot */
+  await run(
+    q,
+    sql`/* recordSnapshot */
      INSERT INTO source_snapshots (namespace, scope, snapshot_id, source, observed_at, body_hash, summary, principal_id)
-     VALUES ($1, $2, $3, $4, $5::timestamptz, $6, $7::jsonb, $8)
+     VALUES (${namespace}, ${s.scope}, ${s.snapshotId}, ${s.source}, ${s.observedAt}::timestamptz, ${s.bodyHash}, ${s.summary}::jsonb, ${s.principalId})
      ON CONFLICT (namespace, scope, snapshot_id) DO NOTHING`,
-    [namespace, s.scope, s.snapshotId, s.source, s.observedAt, s.bodyHash, s.summary, s.principalId],
   );
 }
 
@@ -91,14 +91,17 @@ export async function stampSnapshotEntities(
   observedAt: Date,
 ): Promise<void> {
   if (keys.length === 0) return;
-  await q.query(
-    `/* stampSnapshotEntities */
-     UPDATE entities SET snapshot_scope = $3, snapshot_id = $4, stale = false,
-       last_seen = greatest(last_seen, $5::timestamptz)
-     WHERE namespace = $1 AND key = ANY($2::text[])
-       AND (snapshot_scope IS DISTINCT FROM $3 OR snapshot_id IS DISTINCT FROM $4 OR stale
-            OR last_seen IS NULL OR last_seen < $5::timestamptz)`,
-    [namespace, keys, scope, snapshotId, observedAt],
+  const scopeParam = param(scope);
+  const snapshotIdParam = param(snapshotId);
+  const observedAtParam = param(observedAt);
+  await run(
+    q,
+    sql`/* stampSnapshotEntities */
+     UPDATE entities SET snapshot_scope = ${scopeParam}, snapshot_id = ${snapshotIdParam}, stale = false,
+       last_seen = greatest(last_seen, ${observedAtParam}::timestamptz)
+     WHERE namespace = ${namespace} AND key = ANY(${keys}::text[])
+       AND (snapshot_scope IS DISTINCT FROM ${scopeParam} OR snapshot_id IS DISTINCT FROM ${snapshotIdParam} OR stale
+            OR last_seen IS NULL OR last_seen < ${observedAtParam}::timestamptz)`,
   );
 }
 
@@ -114,13 +117,13 @@ export async function markScopeEntitiesStale(
   snapshotId: string,
   visibleScopes: string[] | null,
 ): Promise<string[]> {
-  const { rows } = await q.query<{ key: string }>(
-    `/* markScopeEntitiesStale */
-     UPDATE entities SET stale = true, snapshot_id = $4, updated_at = now()
-     WHERE namespace = $1 AND snapshot_scope = $2 AND NOT stale AND key <> ALL($3::text[])
-       AND ${visibleTo('entities', '$5')}
+  const { rows } = await run<{ key: string }>(
+    q,
+    sql`/* markScopeEntitiesStale */
+     UPDATE entities SET stale = true, snapshot_id = ${snapshotId}, updated_at = now()
+     WHERE namespace = ${namespace} AND snapshot_scope = ${scope} AND NOT stale AND key <> ALL(${listed}::text[])
+       AND ${visible('entities', visibleScopes)}
      RETURNING key`,
-    [namespace, scope, listed, snapshotId, visibleScopes],
   );
   return rows.map((r) => r.key).sort(byCodeUnit);
 }
@@ -138,25 +141,18 @@ export async function findScopeFacts(
   at: Date,
   visibleScopes: string[] | null,
 ): Promise<FactRow[]> {
-  const { rows } = await q.query<FactRow & { snapshotScope: string | null; snapshotId: string | null }>(
-    `/* findScopeFacts */
-     SELECT ${FACT_COLUMNS}, f.snapshot_scope AS "snapshotScope", f.snapshot_id AS "snapshotId" FROM facts f
-     WHERE f.namespace = $1 AND f.status = 'ACTIVE'
-       AND f.valid_from <= $6::timestamptz AND (f.valid_to IS NULL OR f.valid_to > $6::timestamptz)
-       AND (f.snapshot_scope = $2
+  const atParam = param(at);
+  const { rows } = await run<FactRow & { snapshotScope: string | null; snapshotId: string | null }>(
+    q,
+    sql`/* findScopeFacts */
+     SELECT ${raw(FACT_COLUMNS)}, f.snapshot_scope AS "snapshotScope", f.snapshot_id AS "snapshotId" FROM facts f
+     WHERE f.namespace = ${namespace} AND f.status = 'ACTIVE'
+       AND f.valid_from <= ${atParam}::timestamptz AND (f.valid_to IS NULL OR f.valid_to > ${atParam}::timestamptz)
+       AND (f.snapshot_scope = ${scope}
             OR (f.snapshot_scope IS NULL AND (f.subject, f.predicate, f.object) IN (
-                  SELECT * FROM unnest($3::text[], $4::text[], $5::text[]))))
-       AND ${factVisibleTo('f', '$7')}
+                  SELECT * FROM unnest(${triples.map((t) => t.subject)}::text[], ${triples.map((t) => t.predicate)}::text[], ${triples.map((t) => t.object)}::text[]))))
+       AND ${factVisible('f', visibleScopes)}
      ORDER BY f.valid_from, f.fact_id`,
-    [
-      namespace,
-      scope,
-      triples.map((t) => t.subject),
-      triples.map((t) => t.predicate),
-      triples.map((t) => t.object),
-      at,
-      visibleScopes,
-    ],
   );
   return rows;
 }
@@ -206,13 +202,13 @@ export async function closeSnapshotFacts(
   visibleScopes: string[] | null,
 ): Promise<string[]> {
   if (factIds.length === 0) return [];
-  const { rows } = await q.query<{ id: string }>(
-    `/* closeSnapshotFacts */
-     UPDATE facts SET valid_to = greatest($3::timestamptz, valid_from), snapshot_id = $4
-     WHERE namespace = $1 AND fact_id = ANY($2::text[]) AND valid_to IS NULL
-       AND ${factVisibleTo('facts', '$5')}
+  const { rows } = await run<{ id: string }>(
+    q,
+    sql`/* closeSnapshotFacts */
+     UPDATE facts SET valid_to = greatest(${at}::timestamptz, valid_from), snapshot_id = ${snapshotId}
+     WHERE namespace = ${namespace} AND fact_id = ANY(${factIds}::text[]) AND valid_to IS NULL
+       AND ${factVisible('facts', visibleScopes)}
      RETURNING fact_id AS id`,
-    [namespace, factIds, at, snapshotId, visibleScopes],
   );
   return rows.map((r) => r.id).sort(byCodeUnit);
 }

@@ -1,9 +1,11 @@
 import type { Queryable } from '../../../db/database.js';
+import { param, raw, run, sql } from '../../../kernel/store/sql.js';
 
 /** Every text-search configuration the database can use by its bare name (pg_ts_config). */
 export async function listTextSearchConfigs(q: Queryable): Promise<string[]> {
-  const { rows } = await q.query<{ name: string }>(
-    `/* listTextSearchConfigs */
+  const { rows } = await run<{ name: string }>(
+    q,
+    sql`/* listTextSearchConfigs */
      SELECT cfgname AS name FROM pg_ts_config WHERE pg_ts_config_is_visible(oid) ORDER BY cfgname`,
   );
   return rows.map((r) => r.name);
@@ -11,10 +13,10 @@ export async function listTextSearchConfigs(q: Queryable): Promise<string[]> {
 
 /** The namespace's own setting (`auto` or a configuration); null when it follows the server default. */
 export async function findNamespaceTextSearch(q: Queryable, namespace: string): Promise<string | null> {
-  const { rows } = await q.query<{ textSearch: string | null }>(
-    `/* findNamespaceTextSearch */
-     SELECT text_search AS "textSearch" FROM namespace_settings WHERE namespace = $1`,
-    [namespace],
+  const { rows } = await run<{ textSearch: string | null }>(
+    q,
+    sql`/* findNamespaceTextSearch */
+     SELECT text_search AS "textSearch" FROM namespace_settings WHERE namespace = ${namespace}`,
   );
   return rows[0]?.textSearch ?? null;
 }
@@ -24,21 +26,21 @@ export async function saveNamespaceTextSearch(
   namespace: string,
   textSearch: string,
 ): Promise<void> {
-  await q.query(
-    `/* saveNamespaceTextSearch */
-     INSERT INTO namespace_settings AS s (namespace, text_search) VALUES ($1, $2)
+  await run(
+    q,
+    sql`/* saveNamespaceTextSearch */
+     INSERT INTO namespace_settings AS s (namespace, text_search) VALUES (${namespace}, ${textSearch})
      ON CONFLICT (namespace) DO UPDATE SET text_search = excluded.text_search, updated_at = now()`,
-    [namespace, textSearch],
   );
 }
 
 /** How many chunks of each configuration a namespace holds. */
 export async function countChunksByConfig(q: Queryable, namespace: string): Promise<Map<string, number>> {
-  const { rows } = await q.query<{ config: string; chunks: string }>(
-    `/* countChunksByConfig */
-     SELECT ts_config::text AS config, count(*) AS chunks FROM chunks WHERE namespace = $1
+  const { rows } = await run<{ config: string; chunks: string }>(
+    q,
+    sql`/* countChunksByConfig */
+     SELECT ts_config::text AS config, count(*) AS chunks FROM chunks WHERE namespace = ${namespace}
      GROUP BY ts_config ORDER BY 1`,
-    [namespace],
   );
   return new Map(rows.map((r) => [r.config, Number(r.chunks)]));
 }
@@ -64,15 +66,16 @@ export async function startTextSearchReindex(
   namespace: string,
   textSearch: string,
 ): Promise<TextSearchReindexRow> {
-  const { rows } = await q.query<TextSearchReindexRow>(
-    `/* startTextSearchReindex */
+  const nsParam = param(namespace);
+  const { rows } = await run<TextSearchReindexRow>(
+    q,
+    sql`/* startTextSearchReindex */
      INSERT INTO text_search_reindex AS r (namespace, text_search, total)
-     VALUES ($1, $2, (SELECT count(*) FROM chunks WHERE namespace = $1))
+     VALUES (${nsParam}, ${textSearch}, (SELECT count(*) FROM chunks WHERE namespace = ${nsParam}))
      ON CONFLICT (namespace) DO UPDATE
        SET text_search = excluded.text_search, state = 'RUNNING', total = excluded.total, done = 0,
            started_at = now(), finished_at = NULL, error = NULL
-     RETURNING ${REINDEX_COLUMNS}`,
-    [namespace, textSearch],
+     RETURNING ${raw(REINDEX_COLUMNS)}`,
   );
   return rows[0]!;
 }
@@ -84,13 +87,14 @@ export async function recordReindexProgress(
   state: ReindexState,
   error: string | null = null,
 ): Promise<TextSearchReindexRow | null> {
-  const { rows } = await q.query<TextSearchReindexRow>(
-    `/* recordReindexProgress */
+  const stateParam = param(state);
+  const { rows } = await run<TextSearchReindexRow>(
+    q,
+    sql`/* recordReindexProgress */
      UPDATE text_search_reindex
-     SET done = $2, state = $3, error = $4, finished_at = CASE WHEN $3 = 'RUNNING' THEN NULL ELSE now() END
-     WHERE namespace = $1
-     RETURNING ${REINDEX_COLUMNS}`,
-    [namespace, done, state, error],
+     SET done = ${done}, state = ${stateParam}, error = ${error}, finished_at = CASE WHEN ${stateParam} = 'RUNNING' THEN NULL ELSE now() END
+     WHERE namespace = ${namespace}
+     RETURNING ${raw(REINDEX_COLUMNS)}`,
   );
   return rows[0] ?? null;
 }
@@ -99,9 +103,9 @@ export async function findTextSearchReindex(
   q: Queryable,
   namespace: string,
 ): Promise<TextSearchReindexRow | null> {
-  const { rows } = await q.query<TextSearchReindexRow>(
-    `/* findTextSearchReindex */ SELECT ${REINDEX_COLUMNS} FROM text_search_reindex WHERE namespace = $1`,
-    [namespace],
+  const { rows } = await run<TextSearchReindexRow>(
+    q,
+    sql`/* findTextSearchReindex */ SELECT ${raw(REINDEX_COLUMNS)} FROM text_search_reindex WHERE namespace = ${namespace}`,
   );
   return rows[0] ?? null;
 }
@@ -119,11 +123,11 @@ export async function chunkTextsAfter(
   afterChunkId: number,
   limit: number,
 ): Promise<ChunkTextRow[]> {
-  const { rows } = await q.query<{ chunkId: string; languageText: string }>(
-    `/* chunkTextsAfter */
+  const { rows } = await run<{ chunkId: string; languageText: string }>(
+    q,
+    sql`/* chunkTextsAfter */
      SELECT chunk_id::text AS "chunkId", concat_ws(E'\n', heading, text) AS "languageText" FROM chunks
-     WHERE namespace = $1 AND chunk_id > $2 ORDER BY chunk_id LIMIT $3`,
-    [namespace, afterChunkId, limit],
+     WHERE namespace = ${namespace} AND chunk_id > ${afterChunkId} ORDER BY chunk_id LIMIT ${limit}`,
   );
   return rows.map((r) => ({ chunkId: Number(r.chunkId), languageText: r.languageText }));
 }
@@ -140,12 +144,12 @@ export async function setChunkConfigs(
   configs: readonly string[],
 ): Promise<number> {
   if (chunkIds.length === 0) return 0;
-  const { rowCount } = await q.query(
-    `/* setChunkConfigs */
+  const { rowCount } = await run(
+    q,
+    sql`/* setChunkConfigs */
      UPDATE chunks c SET ts_config = v.cfg::regconfig
-     FROM unnest($2::bigint[], $3::text[]) AS v(chunk_id, cfg)
-     WHERE c.namespace = $1 AND c.chunk_id = v.chunk_id AND c.ts_config <> v.cfg::regconfig`,
-    [namespace, chunkIds, configs],
+     FROM unnest(${chunkIds}::bigint[], ${configs}::text[]) AS v(chunk_id, cfg)
+     WHERE c.namespace = ${namespace} AND c.chunk_id = v.chunk_id AND c.ts_config <> v.cfg::regconfig`,
   );
   return rowCount;
 }

@@ -4,7 +4,7 @@
  * valid_from) indexes (store/anchored-channel-store.ts); hard filters in SQL, before anything
  * is scored:
  *
- * - namespace predicate and `visibleTo` on the fact and on both of its endpoints;
+ * - namespace predicate and `factVisible` on the fact and on both of its endpoints;
  * - served facts are ACTIVE at `asOf`: status ACTIVE, or SUPERSEDED for an instant before the
  *   successor took over (a superseded fact's closed `valid_to` records exactly when it was
  *   active), with `valid_from ≤ asOf < valid_to`; RETRACTED facts never come back;
@@ -34,7 +34,7 @@ export interface FactsChannelInput {
   /** Requested relevance scopes; null = no relevance filter. */
   scopes: string[] | null;
   asOf: Date;
-  /** What memory held at this instant (see store/visibility.ts, factHeldAt); null = now. */
+  /** What memory held at this instant (see store/visibility.ts, factHeld); null = now. */
   heldAt?: Date | null;
   /** At most CHANNEL_LIMIT. */
   limit: number;
