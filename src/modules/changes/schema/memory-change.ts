@@ -73,9 +73,14 @@ function closable(
   entityKeys: readonly string[] | null | undefined,
 ): AsyncIterableIterator<Delivery> {
   const deliveries = visibleChanges(ctx, notices, entityKeys);
+  // The request going away (a client that left, a relay that completed) ends it too.
+  const signal = (ctx as { request?: Request }).request?.signal;
+  const stop = () => void notices.return?.();
+  signal?.addEventListener('abort', stop, { once: true });
   const stream: AsyncIterableIterator<Delivery> = {
     next: () => deliveries.next(),
     async return() {
+      signal?.removeEventListener('abort', stop);
       await notices.return?.();
       return deliveries.return(undefined);
     },
