@@ -80,7 +80,18 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
   };
   // Any failure to obtain a connection means the database is unreachable (refused, not
   // accepting connections, starting up, out of connection slots).
-  const connect = (p: pg.Pool) => unlessUnreachable(() => p.connect(), true);
+  const guarded = new WeakSet<pg.PoolClient>();
+  const connect = async (p: pg.Pool) => {
+    const client = await unlessUnreachable(() => p.connect(), true);
+    // A connection that dies while checked out but between statements (a transaction waiting
+    // on its caller) reports an 'error' event, which would end the process unheard; its next
+    // statement fails instead (UNAVAILABLE) and the pool drops it on release.
+    if (!guarded.has(client)) {
+      client.on('error', () => undefined);
+      guarded.add(client);
+    }
+    return client;
+  };
   /** One statement on a pooled connection; as pool.query does, a failed one is not reused. */
   const runPooled = async <R>(p: pg.Pool, sql: string, params?: readonly unknown[]) => {
     const client = await connect(p);

@@ -93,7 +93,7 @@ describe.skipIf(!native)(
     it('a write whose connection is cut under it answers UNAVAILABLE, never INTERNAL_SERVER_ERROR', async () => {
       const answers: { status: number; code?: unknown }[] = [];
       for (let attempt = 0; attempt < 20 && !answers.some((a) => a.status === 503); attempt++) {
-        const entities = Array.from({ length: 1500 }, (_, i) => ({
+        const entities = Array.from({ length: 1000 }, (_, i) => ({
           key: `cut-${attempt}-${i}`,
           kind: 'note',
           title: `row ${i} ${'x'.repeat(200)}`,
