@@ -54,7 +54,10 @@ export async function createApp(
     await db.close();
     throw error;
   }
-  const changes = await createChangeFeed(db, logger);
+  const changes = await createChangeFeed(db, logger, {
+    perPrincipal: config.maxSubscriptionsPerPrincipal,
+    perProcess: config.maxSubscriptions,
+  });
   const deps: AppDeps = { db, config, embedder, logger, changes };
   const gateway = createGateway(deps, { ...options, authenticate });
   return {

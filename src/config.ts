@@ -25,6 +25,8 @@ const envSchema = z.object({
   MEMGATE_PRODUCTION: booleanFlag,
   MEMGATE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   MEMGATE_SUBSCRIPTION_QUEUE: z.coerce.number().int().min(1).max(100_000).default(1000),
+  MEMGATE_MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  MEMGATE_MAX_SUBSCRIPTIONS_PER_PRINCIPAL: z.coerce.number().int().min(1).max(1_000_000).default(50),
   MEMGATE_TRACE_RETENTION_DAYS: z.coerce.number().min(0).default(30),
   MEMGATE_CHARS_PER_TOKEN: z.coerce.number().positive().max(20).default(3),
   MEMGATE_MAX_BODY_BYTES: z.coerce
@@ -66,6 +68,10 @@ export interface Config {
   statementTimeoutMs: number;
   /** Changes one live subscriber may have pending; beyond it the subscription ends (LIMIT_EXCEEDED). */
   subscriptionQueue: number;
+  /** Open subscriptions the process accepts; one more gets LIMIT_EXCEEDED. */
+  maxSubscriptions: number;
+  /** Open subscriptions one principal may hold; one more gets LIMIT_EXCEEDED. */
+  maxSubscriptionsPerPrincipal: number;
   traceRetentionDays: number;
   charsPerToken: number;
   maxBodyBytes: number;
@@ -112,6 +118,8 @@ export function parseConfig(env: EnvInput): Config {
     production: e.MEMGATE_PRODUCTION,
     statementTimeoutMs: e.MEMGATE_STATEMENT_TIMEOUT_MS,
     subscriptionQueue: e.MEMGATE_SUBSCRIPTION_QUEUE,
+    maxSubscriptions: e.MEMGATE_MAX_SUBSCRIPTIONS,
+    maxSubscriptionsPerPrincipal: e.MEMGATE_MAX_SUBSCRIPTIONS_PER_PRINCIPAL,
     traceRetentionDays: e.MEMGATE_TRACE_RETENTION_DAYS,
     charsPerToken: e.MEMGATE_CHARS_PER_TOKEN,
     maxBodyBytes: e.MEMGATE_MAX_BODY_BYTES,
@@ -144,6 +152,12 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
   ['MEMGATE_PRODUCTION', '0', '1 disables introspection and GraphiQL'],
   ['MEMGATE_STATEMENT_TIMEOUT_MS', '15000', 'per-statement database timeout'],
   ['MEMGATE_SUBSCRIPTION_QUEUE', '1000', 'changes a live subscriber may have pending before it is dropped'],
+  ['MEMGATE_MAX_SUBSCRIPTIONS', '1000', 'open subscriptions the process accepts (more: LIMIT_EXCEEDED)'],
+  [
+    'MEMGATE_MAX_SUBSCRIPTIONS_PER_PRINCIPAL',
+    '50',
+    'open subscriptions one principal may hold (more: LIMIT_EXCEEDED)',
+  ],
   ['MEMGATE_TRACE_RETENTION_DAYS', '30', 'context traces older than this are pruned'],
   ['MEMGATE_CHARS_PER_TOKEN', '3', 'token estimate = ceil(characters / this)'],
   ['MEMGATE_MAX_BODY_BYTES', '8388608', 'largest accepted request body'],

@@ -10,28 +10,37 @@ export interface Context {
   loaders: Loaders;
   sql: SqlTrace;
   /**
-   * Fresh loaders and services for the same principal. A subscription lives for many events;
-   * each event is read anew, so no cached row outlives the change that replaced it.
+   * Fresh loaders and services for the same principal, on the context it is called on (yoga
+   * copies the context's fields onto its own object: that copy is what resolvers read). A
+   * subscription lives for many events; each is read anew, so no cached row outlives the
+   * change that replaced it and no cache grows for the subscription's life.
    */
-  refresh(): void;
+  refresh(this: Context): void;
   /**
    * Whether the request's credentials still hold, asked by long-lived operations: false once
    * its token is revoked or its rights changed. Absent: credentials that cannot change.
    */
   stillAuthorized?: () => Promise<boolean>;
+  /**
+   * The same question answered from the credentials the gateway holds now, without I/O: asked
+   * before every subscription event, so none leaves once a revocation is known.
+   */
+  authorizedNow?: () => boolean;
 }
 
 /** One per request: the principal, a statement-counting database view, fresh DataLoaders. */
 export function createContext(
   deps: AppDeps,
   principal: Principal,
-  stillAuthorized?: () => Promise<boolean>,
+  checks: Pick<Context, 'stillAuthorized' | 'authorizedNow'> = {},
 ): Context {
   const context: Context = {
     principal,
-    stillAuthorized,
+    ...checks,
     ...requestParts(deps, principal),
-    refresh: () => Object.assign(context, requestParts(deps, principal)),
+    refresh(this: Context) {
+      Object.assign(this, requestParts(deps, principal));
+    },
   };
   return context;
 }

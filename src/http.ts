@@ -39,10 +39,15 @@ export function createHttpServer(options: HttpOptions): Server {
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') {
       void readiness(db).then(
-        (pending) =>
-          pending.length === 0
-            ? sendJson(res, 200, { status: 'ready', backend: db.backend })
-            : sendJson(res, 503, { status: 'migrations pending', pending }),
+        (pending) => {
+          if (pending.length > 0) return sendJson(res, 503, { status: 'migrations pending', pending });
+          // Queries would answer, but live subscribers would hear nothing: not ready.
+          const listener = db.load?.().listener;
+          if (listener && !listener.listening) {
+            return sendJson(res, 503, { status: 'change listener down', backend: db.backend, listener });
+          }
+          sendJson(res, 200, { status: 'ready', backend: db.backend, ...(listener ? { listener } : {}) });
+        },
         (error: unknown) => {
           logger.warn('readiness check failed', { error: String(error) });
           sendJson(res, 503, { status: 'database unreachable' });

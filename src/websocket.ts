@@ -82,10 +82,35 @@ function headersOf(authorization: string | null): Record<string, string> {
   return authorization ? { authorization } : {};
 }
 
-/** Runs one operation through yoga over SSE and yields its results until the stream ends. */
-async function* relay(gateway: Gateway, root: RelayRoot): AsyncGenerator<ExecutionResult> {
+/**
+ * Runs one operation through yoga over SSE and yields its results until the stream ends.
+ * Completing the operation (or closing the socket) aborts the relayed request at once, which
+ * ends the subscription inside the gateway: the generator alone would see return() only after
+ * one more chunk, and cancelling the body waits for the stream's pending read, so either way
+ * the subscription stayed open until the next change, or for ever.
+ */
+function relay(gateway: Gateway, root: RelayRoot): AsyncIterableIterator<ExecutionResult> {
+  const abort = new AbortController();
+  const results = relayResults(gateway, root, abort.signal);
+  const stream: AsyncIterableIterator<ExecutionResult> = {
+    next: () => results.next(),
+    async return() {
+      abort.abort();
+      return results.return(undefined);
+    },
+    [Symbol.asyncIterator]: () => stream,
+  };
+  return stream;
+}
+
+async function* relayResults(
+  gateway: Gateway,
+  root: RelayRoot,
+  signal: AbortSignal,
+): AsyncGenerator<ExecutionResult> {
   const response = await gateway.fetch('http://gateway/graphql', {
     method: 'POST',
+    signal,
     headers: {
       'content-type': 'application/json',
       accept: 'text/event-stream',
@@ -97,13 +122,18 @@ async function* relay(gateway: Gateway, root: RelayRoot): AsyncGenerator<Executi
     yield relayed(await response.json());
     return;
   }
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  // The aborted request ends the stream; the pending read then sees its end.
+  const stop = () => void reader.cancel().catch(() => undefined);
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
   let buffer = '';
   try {
     while (true) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += value;
+      buffer += decoder.decode(value, { stream: true });
       let end = buffer.indexOf('\n\n');
       while (end >= 0) {
         const event = parseEvent(buffer.slice(0, end));
@@ -114,7 +144,8 @@ async function* relay(gateway: Gateway, root: RelayRoot): AsyncGenerator<Executi
       }
     }
   } finally {
-    await reader.cancel().catch(() => undefined);
+    signal.removeEventListener('abort', stop);
+    void reader.cancel().catch(() => undefined);
   }
 }
 

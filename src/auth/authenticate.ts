@@ -6,8 +6,14 @@ import type { Logger } from '../logger.js';
 import { LOCAL_PRINCIPAL, type Principal } from './principal.js';
 import { type TokensFile, hashToken, readTokensFile, toPrincipal } from './tokens-file.js';
 
-/** Resolves the principal of a request or throws UNAUTHENTICATED. */
-export type Authenticate = (request: Request) => Promise<Principal> | Principal;
+/**
+ * Resolves the principal of a request or throws UNAUTHENTICATED. `current`, when present,
+ * answers from the credentials already loaded, without any I/O (null: not authenticated):
+ * what a live subscription asks before each event.
+ */
+export type Authenticate = ((request: Request) => Promise<Principal> | Principal) & {
+  current?: (request: Request) => Principal | null;
+};
 
 /** Local mode (no tokens file): every request is the one full-access principal. */
 export const localAuthenticate: Authenticate = () => LOCAL_PRINCIPAL;
@@ -53,7 +59,7 @@ export interface TokenAuthenticatorOptions {
 export async function createTokenAuthenticator(
   path: string,
   options: TokenAuthenticatorOptions = {},
-): Promise<Authenticate & { reload(): Promise<void> }> {
+): Promise<Authenticate & { reload(): Promise<void>; current(request: Request): Principal | null }> {
   const interval = options.reloadIntervalMs ?? 1000;
   let loaded = await load(path);
   let lastCheck = Date.now();
@@ -91,20 +97,29 @@ export async function createTokenAuthenticator(
     await checking;
   };
 
-  const authenticate = async (request: Request): Promise<Principal> => {
-    await maybeReload();
+  /** The principal of the request's token among the loaded principals, compared in constant time. */
+  const current = (request: Request): Principal | null => {
     const header = request.headers.get('authorization');
-    if (!header) throw unauthenticated('Authentication required: send "Authorization: Bearer <token>".');
+    if (!header) return null;
     const token = bearerToken(request);
     const presented = Buffer.from(hashToken(token ?? header), 'hex');
     let match: Principal | null = null;
     for (const entry of loaded.principals) {
       if (timingSafeEqual(entry.hash, presented) && token !== null) match = entry.principal;
     }
+    return match;
+  };
+
+  const authenticate = async (request: Request): Promise<Principal> => {
+    await maybeReload();
+    if (!request.headers.get('authorization')) {
+      throw unauthenticated('Authentication required: send "Authorization: Bearer <token>".');
+    }
+    const match = current(request);
     if (!match) throw unauthenticated('Invalid bearer token.');
     return match;
   };
-  return Object.assign(authenticate, { reload });
+  return Object.assign(authenticate, { reload, current });
 }
 
 /** The state after the file disappeared: nobody authenticates. */

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { from as copyFromStdin } from 'pg-copy-streams';
 import pgvector from 'pgvector';
 import { type Database, type QueryResult, type Queryable, toParam } from './database.js';
+import { unlessUnreachable } from './unavailable.js';
 
 // int8 counts and ids fit in a double here; both backends then return numbers.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -23,13 +24,6 @@ export interface PostgresDatabase extends Database {
   connectionString: string;
 }
 
-/** Runs one statement on a pool or a client, as a prepared statement where that pays. */
-type Run = <R>(
-  q: pg.Pool | pg.PoolClient,
-  sql: string,
-  params?: readonly unknown[],
-) => Promise<QueryResult<R>>;
-
 export async function openPostgres(options: PostgresOptions): Promise<PostgresDatabase> {
   const vectorOid = await ensureExtensions(options.connectionString);
   const newPool = poolFactory(options, typesWithVector(vectorOid));
@@ -40,7 +34,8 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
   // The statements of GENERIC_PLAN_STATEMENTS run on connections that always use the generic
   // plan; the pool opens its connections on first use only.
   const genericPool = newPool('-c jit=off -c plan_cache_mode=force_generic_plan');
-  const run = statementRunner();
+  const listeners = createListeners(options.connectionString);
+  const { run, connect, runPooled } = statementRunner();
   const poolFor = (sql: string) => (GENERIC_PLAN_STATEMENTS.has(statementName(sql)) ? genericPool : pool);
   return {
     backend: 'postgres',
@@ -52,17 +47,18 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
         idle: pool.idleCount + genericPool.idleCount,
         waiting: pool.waitingCount + genericPool.waitingCount,
       },
+      listener: listeners.state(),
     }),
-    query: (sql, params) => run(poolFor(sql), sql, params),
-    transaction: (_name, fn) => inTransaction(pool, run, fn),
+    query: (sql, params) => runPooled(poolFor(sql), sql, params),
+    transaction: (_name, fn) => inTransaction(pool, connect, run, fn),
     async exec(sql) {
-      await pool.query(sql);
+      await runPooled(pool, sql);
     },
-    session: (fn) => inSession(pool, run, fn),
+    session: (fn) => inSession(pool, connect, run, fn),
     close: async () => {
       await Promise.all([pool.end(), genericPool.end()]);
     },
-    listen: (channel, onPayload) => listenOn(options.connectionString, channel, onPayload),
+    listen: (channel, onPayload) => listeners.listen(channel, onPayload),
   };
 }
 
@@ -117,21 +113,64 @@ function poolFactory(
   };
 }
 
-function statementRunner(): Run {
+/** Runs one statement on a client, as a prepared statement where that pays. */
+type Run = <R>(q: pg.PoolClient, sql: string, params?: readonly unknown[]) => Promise<QueryResult<R>>;
+type Connect = (p: pg.Pool) => Promise<pg.PoolClient>;
+
+/** How statements reach the server: on a client, on a pooled connection, and how one is taken. */
+function statementRunner(): {
+  run: Run;
+  connect: Connect;
+  runPooled: <R>(p: pg.Pool, sql: string, params?: readonly unknown[]) => Promise<QueryResult<R>>;
+} {
   const prepared = preparedNames();
-  return async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
+  const run: Run = async <R>(q: pg.PoolClient, sql: string, params?: readonly unknown[]) => {
     const values = params ? params.map(toParam) : [];
     const name = prepared(sql);
-    const result = await (name ? q.query({ name, text: sql, values }) : q.query(sql, values));
+    const result = await unlessUnreachable(() =>
+      name ? q.query({ name, text: sql, values }) : q.query(sql, values),
+    );
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 } satisfies QueryResult<R>;
   };
+  // Any failure to obtain a connection means the database is unreachable (refused, not
+  // accepting connections, starting up, out of connection slots).
+  const guarded = new WeakSet<pg.PoolClient>();
+  const connect: Connect = async (p) => {
+    const client = await unlessUnreachable(() => p.connect(), true);
+    // A connection that dies while checked out but between statements (a transaction waiting
+    // on its caller) reports an 'error' event, which would end the process unheard; its next
+    // statement fails instead (UNAVAILABLE) and the pool drops it on release.
+    if (!guarded.has(client)) {
+      client.on('error', () => undefined);
+      guarded.add(client);
+    }
+    return client;
+  };
+  /** One statement on a pooled connection; as pool.query does, a failed one is not reused. */
+  const runPooled = async <R>(p: pg.Pool, sql: string, params?: readonly unknown[]) => {
+    const client = await connect(p);
+    try {
+      const result = await run<R>(client, sql, params);
+      client.release();
+      return result;
+    } catch (error) {
+      client.release(error instanceof Error ? error : true);
+      throw error;
+    }
+  };
+  return { run, connect, runPooled };
 }
 
 /** `fn` between BEGIN and COMMIT on one pooled client; any throw rolls back. */
-async function inTransaction<T>(pool: pg.Pool, run: Run, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+async function inTransaction<T>(
+  pool: pg.Pool,
+  connect: Connect,
+  run: Run,
+  fn: (tx: Queryable) => Promise<T>,
+): Promise<T> {
+  const client = await connect(pool);
   try {
-    await client.query('BEGIN');
+    await unlessUnreachable(() => client.query('BEGIN'));
     const tx: Queryable = {
       query: (sql, params) => run(client, sql, params),
       copyFrom: async (sql, data) => {
@@ -139,7 +178,7 @@ async function inTransaction<T>(pool: pg.Pool, run: Run, fn: (tx: Queryable) => 
       },
     };
     const value = await fn(tx);
-    await client.query('COMMIT');
+    await unlessUnreachable(() => client.query('COMMIT'));
     return value;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -150,8 +189,13 @@ async function inTransaction<T>(pool: pg.Pool, run: Run, fn: (tx: Queryable) => 
 }
 
 /** `fn` on one pooled client outside any transaction; its settings are reset afterwards. */
-async function inSession<T>(pool: pg.Pool, run: Run, fn: (q: Queryable) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+async function inSession<T>(
+  pool: pg.Pool,
+  connect: Connect,
+  run: Run,
+  fn: (q: Queryable) => Promise<T>,
+): Promise<T> {
+  const client = await connect(pool);
   try {
     return await fn({ query: (sql, params) => run(client, sql, params) });
   } finally {
@@ -160,44 +204,115 @@ async function inSession<T>(pool: pg.Pool, run: Run, fn: (q: Queryable) => Promi
   }
 }
 
-const RECONNECT_MS = 1000;
+/** The first pause before re-opening a dropped LISTEN connection; it doubles up to the most. */
+const RECONNECT_FIRST_MS = 250;
+const RECONNECT_MOST_MS = 5000;
 
-/** A dedicated client that stays LISTENing; a dropped connection is re-opened after a pause. */
+/** The state of this process's LISTEN connections, reported by /readyz and /metrics. */
+export interface ListenerState {
+  /** Every LISTEN connection is open and listening. */
+  listening: boolean;
+  /** Connections re-opened after a loss, since start. */
+  reconnects: number;
+}
+
+/** The LISTEN connections of one pool: each reports whether it is up. */
+function createListeners(connectionString: string) {
+  const up = new Map<string, boolean>();
+  let reconnects = 0;
+  return {
+    state: (): ListenerState => ({ listening: [...up.values()].every(Boolean), reconnects }),
+    async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+      const stop = await listenOn(connectionString, channel, onPayload, {
+        up: (isUp) => up.set(channel, isUp),
+        reconnected: () => {
+          reconnects += 1;
+        },
+      });
+      return async () => {
+        await stop();
+        up.delete(channel);
+      };
+    },
+  };
+}
+
+interface ListenerEvents {
+  up(isUp: boolean): void;
+  reconnected(): void;
+}
+
+/**
+ * A dedicated client that stays LISTENing. A dropped connection (a restart, a failover, a
+ * terminated backend) is re-opened after a pause that doubles from 250 ms to 5 s, for as long
+ * as it takes, until stopped. Notices sent while it was down are lost: subscribers re-read.
+ */
 async function listenOn(
   connectionString: string,
   channel: string,
   onPayload: (payload: string) => void,
+  events: ListenerEvents,
 ): Promise<() => Promise<void>> {
   if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
   let stopped = false;
   let client: pg.Client | null = null;
   let timer: NodeJS.Timeout | null = null;
-  const connect = async (): Promise<void> => {
+  let pause = RECONNECT_FIRST_MS;
+
+  const open = async (): Promise<void> => {
     const c = new pg.Client({ connectionString, application_name: 'memgate-listen' });
     c.on('notification', (message) => {
       if (message.channel === channel && message.payload) onPayload(message.payload);
     });
-    c.on('error', () => retry(c));
-    c.on('end', () => retry(c));
-    await c.connect();
-    await c.query(`LISTEN ${channel}`);
+    // Both may fire for one loss, before or after the connection was ever up.
+    c.on('error', () => lost(c));
+    c.on('end', () => lost(c));
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${channel}`);
+    } catch (error) {
+      lost(c);
+      throw error;
+    }
+    if (stopped) {
+      await c.end().catch(() => undefined);
+      return;
+    }
     client = c;
+    pause = RECONNECT_FIRST_MS;
+    events.up(true);
   };
-  const retry = (broken: pg.Client) => {
-    if (stopped || client !== broken || timer) return;
-    client = null;
+  const lost = (broken: pg.Client) => {
     void broken.end().catch(() => undefined);
+    if (client === broken) client = null;
+    else if (client !== null) return; // an older client's late event: the current one is fine
+    events.up(false);
+    schedule();
+  };
+  const schedule = () => {
+    if (stopped || timer) return;
     timer = setTimeout(() => {
       timer = null;
-      void connect().catch(() => retry(broken));
-    }, RECONNECT_MS);
+      open().then(events.reconnected, () => undefined);
+    }, pause);
+    pause = Math.min(pause * 2, RECONNECT_MOST_MS);
     timer.unref();
   };
-  await connect();
+
+  try {
+    await open();
+  } catch (error) {
+    stopped = true; // the caller learns of the failure; nothing keeps retrying behind it
+    if (timer) clearTimeout(timer);
+    throw error;
+  }
   return async () => {
     stopped = true;
     if (timer) clearTimeout(timer);
-    await (client as pg.Client | null)?.end().catch(() => undefined);
+    timer = null;
+    const c = client;
+    client = null;
+    await c?.end().catch(() => undefined);
   };
 }
 

@@ -27,7 +27,12 @@ export type ChangeListener = (notice: ChangeNotice) => void;
  * LISTEN connection (native) or PGlite's in-process notifications, shared by all subscribers.
  */
 export interface ChangeFeed {
-  /** Returns the unsubscribe function. */
-  subscribe(listener: ChangeListener): () => void;
+  /**
+   * Returns the unsubscribe function; throws LIMIT_EXCEEDED when `principalId` already holds
+   * its share of open subscriptions or the process holds all it may.
+   */
+  subscribe(listener: ChangeListener, principalId: string): () => void;
+  /** Open subscriptions in this process. */
+  readonly active: number;
   close(): Promise<void>;
 }

@@ -25,6 +25,8 @@ export interface Metrics {
 export interface DatabaseLoad {
   pool?: { total: number; idle: number; waiting: number };
   queue?: { depth: number };
+  /** Native PostgreSQL: the LISTEN connection that carries change notices to subscribers. */
+  listener?: { listening: boolean; reconnects: number };
 }
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -66,6 +68,24 @@ function registerLoadGauges(
       this.set({ state: 'total' }, p.total);
       this.set({ state: 'idle' }, p.idle);
       this.set({ state: 'waiting' }, p.waiting);
+    },
+  });
+  new Gauge({
+    name: 'memgate_db_listener_up',
+    help: 'Whether the LISTEN connection carrying change notices is open (1) or being re-opened (0); absent on PGlite',
+    registers: poolRegisters,
+    collect() {
+      const listener = load().listener;
+      if (listener) this.set(listener.listening ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'memgate_db_listener_reconnects',
+    help: 'Times the LISTEN connection was re-opened after a loss, since start; absent on PGlite',
+    registers: poolRegisters,
+    collect() {
+      const listener = load().listener;
+      if (listener) this.set(listener.reconnects);
     },
   });
   new Gauge({

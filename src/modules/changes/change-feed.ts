@@ -1,8 +1,54 @@
 import { z } from 'zod';
 import type { Database } from '../../db/database.js';
+import { MemgateError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { ChangeFeed, ChangeListener, ChangeNotice } from '../../kernel/change-notice.js';
 import { CHANGE_CHANNEL } from './store/change-notify-store.js';
+
+/** How many subscriptions may be open at once, per principal and in the whole process. */
+export interface SubscriptionLimits {
+  perPrincipal: number;
+  perProcess: number;
+}
+
+/** Counts open subscriptions per principal; refuses one beyond either limit. */
+function createAdmission(limits: SubscriptionLimits) {
+  const held = new Map<string, number>();
+  let total = 0;
+  return {
+    get total() {
+      return total;
+    },
+    admit(principalId: string): () => void {
+      const mine = held.get(principalId) ?? 0;
+      if (mine >= limits.perPrincipal) {
+        throw new MemgateError(
+          'LIMIT_EXCEEDED',
+          `At most ${limits.perPrincipal} subscriptions may be open per principal; close one first.`,
+          { limit: limits.perPrincipal },
+        );
+      }
+      if (total >= limits.perProcess) {
+        throw new MemgateError(
+          'LIMIT_EXCEEDED',
+          `This server holds its maximum of ${limits.perProcess} open subscriptions; try again later.`,
+          { limit: limits.perProcess },
+        );
+      }
+      held.set(principalId, mine + 1);
+      total += 1;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        total -= 1;
+        const left = (held.get(principalId) ?? 1) - 1;
+        if (left > 0) held.set(principalId, left);
+        else held.delete(principalId);
+      };
+    },
+  };
+}
 
 /** In-process fan-out: a throwing listener cannot stop the others. */
 function createFanOut() {
@@ -49,16 +95,31 @@ export function parseNotice(payload: string): ChangeNotice | null {
 }
 
 /** The feed of this database, or undefined when the backend cannot LISTEN. */
-export async function createChangeFeed(db: Database, logger: Logger): Promise<ChangeFeed | undefined> {
+export async function createChangeFeed(
+  db: Database,
+  logger: Logger,
+  limits: SubscriptionLimits,
+): Promise<ChangeFeed | undefined> {
   if (!db.listen) return undefined;
   const fanOut = createFanOut();
+  const admission = createAdmission(limits);
   const stop = await db.listen(CHANGE_CHANNEL, (payload) => {
     const notice = parseNotice(payload);
     if (notice) fanOut.deliver(notice);
     else logger.warn('ignored a malformed change notice');
   });
   return {
-    subscribe: (listener) => fanOut.subscribe(listener),
+    subscribe(listener, principalId) {
+      const release = admission.admit(principalId);
+      const unsubscribe = fanOut.subscribe(listener);
+      return () => {
+        unsubscribe();
+        release();
+      };
+    },
+    get active() {
+      return admission.total;
+    },
     async close() {
       fanOut.clear();
       await stop();

@@ -78,7 +78,7 @@ export class ChangeService {
       for (const change of changes) {
         if (!queue.push(change)) break;
       }
-    });
+    }, this.scope.principal.id);
     const stillAuthorized = args.stillAuthorized;
     if (stillAuthorized) {
       recheck = setInterval(() => {

@@ -31,7 +31,11 @@ export const MemoryChangeRef = builder.objectRef<LiveChange>('MemoryChange').imp
 
 type Delivery = LiveChange | Ending;
 
-/** Re-reads each notice as the subscriber with fresh loaders; hidden or filtered rows are skipped. */
+/**
+ * Re-reads each notice as the subscriber with fresh loaders (on the context the event's fields
+ * resolve with); hidden or filtered rows are skipped, and an event is delivered only while the
+ * subscriber's credentials still hold.
+ */
 async function* visibleChanges(
   ctx: Context,
   notices: AsyncIterableIterator<PendingChange | Ending>,
@@ -45,11 +49,48 @@ async function* visibleChanges(
       }
       ctx.refresh();
       const change = await ctx.services.changes.read(notice, entityKeys);
-      if (change) yield change;
+      if (!change) continue;
+      if (ctx.authorizedNow && !ctx.authorizedNow()) {
+        yield { revoked: true };
+        return;
+      }
+      yield change;
     }
   } finally {
     await notices.return?.();
   }
+}
+
+/**
+ * The stream a subscriber reads. Closing it closes the notice queue at once: an async
+ * generator waiting for the next notice would otherwise only see its `return()` after one more
+ * notice arrived, holding the subscription (its listener, queue and context) until then, or
+ * for ever on a namespace nobody writes to.
+ */
+function closable(
+  ctx: Context,
+  notices: AsyncIterableIterator<PendingChange | Ending>,
+  entityKeys: readonly string[] | null | undefined,
+): AsyncIterableIterator<Delivery> {
+  const deliveries = visibleChanges(ctx, notices, entityKeys);
+  // The request going away (a client that left, a relay that completed) ends it too.
+  const signal = (ctx as { request?: Request }).request?.signal;
+  const stop = () => void notices.return?.();
+  signal?.addEventListener('abort', stop, { once: true });
+  const stream: AsyncIterableIterator<Delivery> = {
+    next: () => deliveries.next(),
+    async return() {
+      signal?.removeEventListener('abort', stop);
+      await notices.return?.();
+      return deliveries.return(undefined);
+    },
+    async throw(error?: unknown) {
+      await notices.return?.();
+      return deliveries.throw(error);
+    },
+    [Symbol.asyncIterator]: () => stream,
+  };
+  return stream;
 }
 
 builder.subscriptionFields((t) => ({
@@ -71,7 +112,7 @@ builder.subscriptionFields((t) => ({
       }),
     },
     subscribe: (_root, args, ctx) =>
-      visibleChanges(
+      closable(
         ctx,
         ctx.services.changes.watch({
           namespace: args.namespace,

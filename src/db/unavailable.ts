@@ -1,0 +1,50 @@
+import { MemgateError } from '../errors.js';
+
+/**
+ * Connection-level SQLSTATEs: the connection or the server went away (class 08, an
+ * administrator or crash shutdown, a server still starting), or no connection may be opened.
+ */
+const LOST_STATES = /^(08|57P0[1-3]|53300)/;
+
+/** Errors node-postgres and the socket raise when a connection breaks under a statement. */
+const LOST_MESSAGES =
+  /Connection terminated|connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect/i;
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+]);
+
+/** Whether `error` means the database could not be reached, rather than that a statement failed. */
+export function isConnectionLoss(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (LOST_STATES.test(code) || SOCKET_CODES.has(code))) return true;
+  return LOST_MESSAGES.test(error.message);
+}
+
+/**
+ * What a caller is told when the database is unreachable (a restart, a failover, a dropped
+ * connection): UNAVAILABLE with HTTP 503, safe to retry once the database is back. The pool
+ * drops broken connections and opens new ones on demand.
+ */
+export function databaseUnavailable(): MemgateError {
+  return new MemgateError(
+    'UNAVAILABLE',
+    'The database is unreachable right now (its connection was lost or could not be opened). Retry shortly.',
+    { retryable: true, http: { status: 503 } },
+  );
+}
+
+/** Runs `work`; an error that means the database is unreachable becomes UNAVAILABLE. */
+export async function unlessUnreachable<T>(work: () => Promise<T>, connecting = false): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (connecting || isConnectionLoss(error)) throw databaseUnavailable();
+    throw error;
+  }
+}
