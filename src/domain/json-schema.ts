@@ -126,14 +126,20 @@ function compile(schema: unknown, at: string, depth: number, checkPatterns: bool
   if (schema.pattern !== undefined) {
     if (typeof schema.pattern !== 'string')
       throw new JsonSchemaError(`${at}/pattern`, 'pattern must be a string');
-    const verdict = checkPatterns ? checkRegexSafety(schema.pattern) : { ok: true, message: '' };
-    if (!verdict.ok)
+    const verdict = checkRegexSafety(schema.pattern);
+    if (!verdict.ok && checkPatterns)
       throw new JsonSchemaError(`${at}/pattern`, `unsafe or invalid pattern: ${verdict.message}`);
-    const re = compilePattern(schema.pattern);
     const source = schema.pattern;
+    // A stored pattern the engine refuses (registered under older rules) fails closed, saying why.
+    const re = verdict.ok ? compilePattern(source) : null;
     checks.push((v, path, out) => {
       if (typeof v !== 'string') return;
-      if (v.length > MAX_MATCH_INPUT) {
+      if (!re) {
+        out.push({
+          path,
+          message: `cannot be checked: the pattern ${JSON.stringify(source)} is refused (${verdict.message})`,
+        });
+      } else if (v.length > MAX_MATCH_INPUT) {
         out.push({
           path,
           message: `is longer than ${MAX_MATCH_INPUT} characters, too long to match a pattern`,

@@ -26,7 +26,7 @@ import { assertCanRead } from '../../auth/principal.js';
 import { type NamespaceSchema, canonicalKind, kindSpellings } from '../../domain/domain-pack.js';
 import { canonicalJson, sha256Hex } from '../../domain/ids.js';
 import { type KeyTemplate, fillTemplate, likePattern, matchTemplate } from '../../domain/key-template.js';
-import { MAX_MATCH_INPUT } from '../../domain/regex-safety.js';
+import { MAX_MATCH_INPUT, MatchBudget } from '../../domain/regex-safety.js';
 import { badInput, parseInput } from '../../errors.js';
 import type { FactRow } from '../../kernel/store/fact-store.js';
 import {
@@ -54,6 +54,8 @@ export const TYPED_LIMITS = {
   edgesPerLevel: 2000,
   /** Minimum cosine similarity for a semantic anchor. */
   semanticMinScore: 0.3,
+  /** Time one request may spend matching anchors against id patterns, in total. */
+  patternBudgetMs: 250,
 } as const;
 
 const stepSchema = z.object({
@@ -179,9 +181,16 @@ export class TypedContextService {
     const traces: { namespace: string; channels: unknown; decisions: unknown[]; visibility: Set<string> }[] =
       [];
 
+    const patternBudget = new MatchBudget(TYPED_LIMITS.patternBudgetMs);
     for (const ns of namespaces) {
       const schema = await policy.schemaFor(db, ns);
-      const resolutions = await this.resolveAnchors(ns, schema, input.anchors, Boolean(input.allowSemantic));
+      const resolutions = await this.resolveAnchors(
+        ns,
+        schema,
+        input.anchors,
+        Boolean(input.allowSemantic),
+        patternBudget,
+      );
       const reached = new Map<string, Reached>();
       const decisions: unknown[] = [];
       resolutions.forEach((list, i) => {
@@ -388,6 +397,9 @@ export class TypedContextService {
       this.scope.deps.logger.error('typedContext trace not saved', { error: String(error) });
       warnings.push('trace_not_saved: the trace of this traversal could not be stored');
     }
+    if (patternBudget.exhausted) {
+      warnings.push('pattern_budget_exhausted: some anchors were not matched against id patterns');
+    }
     return { anchors: reports, unresolved, sections, facts: orderedFacts, sources, used, warnings, traceId };
   }
 
@@ -397,6 +409,7 @@ export class TypedContextService {
     schema: NamespaceSchema,
     anchors: { kind: string; value: string }[],
     allowSemantic: boolean,
+    budget: MatchBudget,
   ): Promise<AnchorResolution[][]> {
     const db = this.scope.db;
     const vis = this.scope.principal.scopes;
@@ -469,17 +482,10 @@ export class TypedContextService {
         const list: (AnchorCandidate & { detail: Record<string, unknown> | null })[] = [];
         let ord = 0;
         for (const p of def.idPatterns) {
-          const re = new RegExp(p.re.source, p.re.flags.includes('g') ? p.re.flags : `${p.re.flags}g`);
-          let found = 0;
-          for (const m of value.matchAll(re)) {
-            if (found >= 5) break;
-            found += 1;
-            const groups = Object.fromEntries(
-              Object.entries(m.groups ?? {}).filter(
-                (e): e is [string, string] => typeof e[1] === 'string' && e[1] !== '',
-              ),
-            );
-            const id = groups.id ?? m[1] ?? m[0];
+          if (budget.exhausted) break;
+          for (const m of budget.charge(() => p.re.findAll(value, 5))) {
+            const groups = { ...m.groups };
+            const id = groups.id ?? m.firstGroup ?? m.text;
             if (!id) continue;
             const detail = { pattern: p.source, extracted: id };
             list.push({ i, ord: ord++, kinds, key: id, detail });
