@@ -79,7 +79,7 @@ export class EntityService {
     const writeOf = (e: EntityInput): EntityWrite => ({
       key: e.key,
       kind: e.kind,
-      title: e.title ?? e.key,
+      title: e.title ?? null,
       attributes: e.attributes ?? null,
       validFrom: e.validFrom ?? now,
       scopes: e.scopes ?? [],

@@ -222,7 +222,7 @@ export function assertedEntity(
   return {
     key: e.key,
     kind: e.kind,
-    title: e.title ?? e.key,
+    title: e.title ?? null,
     attributes: e.attributes ?? null,
     validFrom: e.validFrom ?? ctx.occurredAt,
     scopes,
