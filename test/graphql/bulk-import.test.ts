@@ -169,13 +169,16 @@ describe('bulk import mutations', () => {
   it('keeps visibility and namespace rules: hidden collisions, read-only principals', async () => {
     const mine = await as('bob', IMPORT, { ns: NS, o: [obs(20, { scopes: ['principal:bob'] })] });
     expect(mine.results[0]!.status).toBe('CREATED');
-    const other = await as('alice', IMPORT, { ns: NS, o: [obs(20, { scopes: ['principal:bob'] })] });
+    const other = await as('alice', IMPORT, { ns: NS, o: [obs(20, { scopes: ['principal:alice'] })] });
     expect(other.results[0]).toMatchObject({
       status: 'REJECTED',
       code: 'KEY_UNAVAILABLE',
       message: KEY_UNAVAILABLE_MESSAGE,
       id: null,
     });
+    // Nor may alice file an observation under bob's scope.
+    const squat = await as('alice', IMPORT, { ns: NS, o: [obs(22, { scopes: ['principal:bob'] })] });
+    expect(squat.results[0]).toMatchObject({ status: 'REJECTED', code: 'FORBIDDEN', id: null });
     const refused = await gw.gql(IMPORT, { ns: NS, o: [obs(21)] }, { token: tokens.reader });
     expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     const elsewhere = await gw.gql(IMPORT, { ns: 'other', o: [obs(21)] }, { token: tokens.alice });

@@ -126,7 +126,7 @@ export class BulkImportService {
         projected.push({ index, value: raw });
         return;
       }
-      const screened = screenObservation(ns, index, input, firstIndexOf);
+      const screened = screenObservation(ns, index, input, firstIndexOf, this.scope.principal);
       if ('result' in screened) results.push(screened.result);
       else plain.push({ index, id: screened.id, input });
     });
@@ -159,7 +159,9 @@ export class BulkImportService {
     const now = new Date();
     const names = await this.actorNames(ns, fresh);
     const language = await chunkLanguageFor(this.scope, ns);
-    const drafts = fresh.map((c) => draftOf(c.index, c.id, c.input, now, names, language));
+    const drafts = fresh.map((c) =>
+      draftOf(c.index, c.id, c.input, now, names, language, this.scope.principal),
+    );
     await this.embed(drafts);
     // Indexed as the online path indexes: turns with their neighbours, linked to their entities
     // (both bounded by the batch: only the new turns' neighbourhoods are re-read).

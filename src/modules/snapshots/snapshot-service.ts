@@ -18,7 +18,7 @@
  * REJECTED alone and still counts as listed (nothing it names is closed or staled).
  */
 import { z } from 'zod';
-import { assertCanWrite, visibilityParam } from '../../auth/principal.js';
+import { assertCanWrite, scopeAssignmentError, visibilityParam } from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import { canonicalJson, sha256Hex } from '../../domain/ids.js';
 import { conflict, keyUnavailable, parseInput } from '../../errors.js';
@@ -200,8 +200,12 @@ export class SnapshotService {
         const key = keyOf(item);
         if (key !== null) listedKeys.add(key);
         const parsed = snapshotEntitySchema.safeParse(item);
+        const refused = parsed.success
+          ? scopeAssignmentError(this.scope.principal, parsed.data.scopes)
+          : null;
         if (!parsed.success)
           entityResults.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error), key));
+        else if (refused) entityResults.push(rejected(index, refused.code, refused.message, key));
         else if (seenKeys.has(parsed.data.key)) {
           entityResults.push({
             index,
@@ -219,7 +223,11 @@ export class SnapshotService {
       const seenTriples = new Set<string>();
       relationsRaw.forEach((item, index) => {
         const parsed = snapshotRelationSchema.safeParse(item);
+        const refused = parsed.success
+          ? scopeAssignmentError(this.scope.principal, parsed.data.scopes)
+          : null;
         if (!parsed.success) relationResults.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error)));
+        else if (refused) relationResults.push(rejected(index, refused.code, refused.message));
         else {
           const t = tripleKey(parsed.data);
           if (seenTriples.has(t)) {
