@@ -10,7 +10,10 @@ import { readPgliteTemplate } from './install/pglite-template.js';
 import { createChangeFeed } from './modules/changes/change-feed.js';
 import { migrate } from './kernel/store/migrate.js';
 import type { AppDeps } from './kernel/request-scope.js';
-import { assertTextSearchAvailable } from './modules/text-search/text-search-service.js';
+import {
+  assertTextSearchAvailable,
+  resumeTextSearchReindexes,
+} from './modules/text-search/text-search-service.js';
 
 export interface App {
   deps: AppDeps;
@@ -54,6 +57,8 @@ export async function createApp(
     await db.close();
     throw error;
   }
+  // After a crash, a language change left half done picks up where the process died.
+  const resumed = resumeTextSearchReindexes(db, logger);
   const changes = await createChangeFeed(db, logger);
   const deps: AppDeps = { db, config, embedder, logger, changes };
   const gateway = createGateway(deps, { ...options, authenticate });
@@ -62,6 +67,7 @@ export async function createApp(
     gateway,
     authenticate: authenticate ?? localAuthenticate,
     close: async () => {
+      await resumed.stop();
       await changes?.close();
       await db.close();
     },
