@@ -10,7 +10,7 @@ import { readPgliteTemplate } from './install/pglite-template.js';
 import { createChangeFeed } from './modules/changes/index.js';
 import { migrate } from './kernel/store/migrate.js';
 import type { AppDeps } from './kernel/request-scope.js';
-import { assertTextSearchAvailable } from './modules/text-search/index.js';
+import { assertTextSearchAvailable, resumeTextSearchReindexes } from './modules/text-search/index.js';
 
 export interface App {
   deps: AppDeps;
@@ -54,6 +54,8 @@ export async function createApp(
     await db.close();
     throw error;
   }
+  // After a crash, a language change left half done picks up where the process died.
+  const resumed = resumeTextSearchReindexes(db, logger);
   const changes = await createChangeFeed(db, logger, {
     perPrincipal: config.maxSubscriptionsPerPrincipal,
     perProcess: config.maxSubscriptions,
@@ -65,6 +67,7 @@ export async function createApp(
     gateway,
     authenticate: authenticate ?? localAuthenticate,
     close: async () => {
+      await resumed.stop();
       await changes?.close();
       await db.close();
     },

@@ -1,10 +1,10 @@
-import { timingSafeEqual } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import type { Plugin } from 'graphql-yoga';
 import { MemgateError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { LOCAL_PRINCIPAL, type Principal } from './principal.js';
-import { type TokensFile, hashToken, readTokensFile, toPrincipal } from './tokens-file.js';
+import { TokensFileError, hashToken, parseTokensFile, toPrincipal } from './tokens-file.js';
 
 /**
  * Resolves the principal of a request or throws UNAUTHENTICATED. `current`, when present,
@@ -35,15 +35,16 @@ export function bearerToken(request: Request): string | null {
 
 interface Loaded {
   principals: { hash: Buffer; principal: Principal }[];
-  /** File identity when read: a change of any of these triggers a reload. */
-  mtimeMs: number;
-  size: number;
-  ino: number;
+  /**
+   * SHA-256 of the file's bytes when read. Content, not mtime/size/inode: a file restored
+   * from a copy can carry the same size, an old mtime and a reused inode.
+   */
+  digest: string;
 }
 
 export interface TokenAuthenticatorOptions {
   logger?: Logger;
-  /** How often (at most) the file's mtime is checked, so new and revoked tokens apply live. */
+  /** How often (at most) the file is re-read, so new, revoked and restored tokens apply live. */
   reloadIntervalMs?: number;
 }
 
@@ -67,9 +68,9 @@ export async function createTokenAuthenticator(
 
   const reload = async (): Promise<void> => {
     try {
-      const info = await stat(path);
-      if (info.mtimeMs === loaded.mtimeMs && info.size === loaded.size && info.ino === loaded.ino) return;
-      loaded = await load(path);
+      const text = await readFile(path, 'utf8');
+      if (digestOf(text) === loaded.digest) return;
+      loaded = parse(text, path);
       options.logger?.info('tokens file reloaded', { principals: loaded.principals.length });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
@@ -123,19 +124,30 @@ export async function createTokenAuthenticator(
 }
 
 /** The state after the file disappeared: nobody authenticates. */
-const MISSING: Loaded = Object.freeze({ principals: [], mtimeMs: -1, size: -1, ino: -1 });
+const MISSING: Loaded = Object.freeze({ principals: [], digest: '' });
+
+function digestOf(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
 
 async function load(path: string): Promise<Loaded> {
-  const info = await stat(path).catch(() => null);
-  const file: TokensFile = readTokensFile(path);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new TokensFileError(`cannot read tokens file ${path}: ${(error as Error).message}`);
+  }
+  return parse(text, path);
+}
+
+function parse(text: string, path: string): Loaded {
+  const file = parseTokensFile(text, path);
   return {
     principals: file.principals.map((entry) => ({
       hash: Buffer.from(entry.tokenSha256, 'hex'),
       principal: Object.freeze(toPrincipal(entry)),
     })),
-    mtimeMs: info?.mtimeMs ?? 0,
-    size: info?.size ?? 0,
-    ino: info?.ino ?? 0,
+    digest: digestOf(text),
   };
 }
 

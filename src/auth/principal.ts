@@ -1,4 +1,5 @@
-import { forbidden } from '../errors.js';
+import { isVisibilityScope } from '../domain/scopes.js';
+import { type MemgateError, forbidden } from '../errors.js';
 import type { RequestAudit } from './request-audit.js';
 
 /** Who is asking: which namespaces they may read and write, which visibility scopes they hold. */
@@ -68,4 +69,32 @@ export function assertCanWrite(principal: Principal, namespace: string): void {
 /** The SQL parameter for visibility predicates: null = unrestricted, else the scopes held. */
 export function visibilityParam(principal: Principal): string[] | null {
   return principal.scopes;
+}
+
+/**
+ * The visibility scopes (`workspace:`, `principal:`) among `scopes` that the principal does not
+ * hold. A write may assign only scopes its principal holds — every scope with `scopes: ["*"]` —
+ * so nobody can file rows under a scope they cannot read, or squat keys for others. Relevance
+ * scopes (`project:`, `task:`…) restrict nothing and are free.
+ */
+export function unheldScopes(principal: Principal, scopes: readonly string[] | null | undefined): string[] {
+  if (!scopes || principal.scopes === null) return [];
+  const held = new Set(principal.scopes);
+  return [...new Set(scopes)].filter((s) => isVisibilityScope(s) && !held.has(s));
+}
+
+/** The item answer for a write assigning scopes its principal does not hold; null when it may. */
+export function scopeAssignmentError(
+  principal: Principal,
+  scopes: readonly string[] | null | undefined,
+): MemgateError | null {
+  const unheld = unheldScopes(principal, scopes);
+  if (unheld.length === 0) return null;
+  const shown = unheld
+    .slice(0, 3)
+    .map((s) => JSON.stringify(s))
+    .join(', ');
+  return forbidden(
+    `You may not assign ${unheld.length === 1 ? 'scope' : 'scopes'} ${shown}${unheld.length > 3 ? ', …' : ''}: a write may carry only visibility scopes you hold.`,
+  );
 }

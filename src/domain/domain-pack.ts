@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { canonicalJson, sha256Hex } from './ids.js';
 import { type Validator, compileJsonSchema } from './json-schema.js';
 import { type KeyTemplate, parseTemplate } from './key-template.js';
-import { checkRegexSafety, compilePattern } from './regex-safety.js';
+import { type UserPattern, checkRegexSafety, compilePattern } from './regex-safety.js';
 
 export const BUILTIN_KINDS = ['document', 'entity', 'fact', 'episode'] as const;
 /** Edges the gateway itself writes (document links, traces, derivations): allowed in strict mode. */
@@ -203,7 +203,7 @@ export function parsePackRef(ref: string): { name: string; version: string } | n
 export interface CompiledIdPattern {
   source: string;
   flags: string;
-  re: RegExp;
+  re: UserPattern;
 }
 
 export interface CompiledKind {
@@ -247,9 +247,11 @@ export function compilePack(pack: DomainPack): CompiledPack {
             : null,
       naturalKeySource: k.naturalKey ?? null,
       aliases: k.aliases.map((a) => parseTemplate(BARE_NAME.test(a) ? `{${a}}` : a)),
-      idPatterns: k.idPatterns.map((p) => {
+      idPatterns: k.idPatterns.flatMap((p) => {
         const { pattern, flags } = typeof p === 'string' ? { pattern: p, flags: '' } : p;
-        return { source: pattern, flags, re: compilePattern(pattern, flags) };
+        // A stored pattern the engine refuses (registered under older rules) extracts nothing.
+        if (!checkRegexSafety(pattern, flags).ok) return [];
+        return [{ source: pattern, flags, re: compilePattern(pattern, flags) }];
       }),
       attributes:
         k.attributes !== undefined ? compileJsonSchema(k.attributes, '', { checkPatterns: false }) : null,

@@ -162,20 +162,28 @@ function lengthCheck(schema: JsonSchema, at: string): Check | null {
   };
 }
 
-/** A pattern checked for safety once; values too long to match safely are refused. */
+/**
+ * A pattern checked for safety once; values too long to match safely are refused. A stored
+ * pattern the engine refuses (registered under older rules) fails closed, saying why.
+ */
 function patternCheck(schema: JsonSchema, site: Site): Check | null {
   if (schema.pattern === undefined) return null;
   const at = site.at;
   if (typeof schema.pattern !== 'string')
     throw new JsonSchemaError(`${at}/pattern`, 'pattern must be a string');
-  const verdict = site.checkPatterns ? checkRegexSafety(schema.pattern) : { ok: true, message: '' };
-  if (!verdict.ok)
+  const verdict = checkRegexSafety(schema.pattern);
+  if (!verdict.ok && site.checkPatterns)
     throw new JsonSchemaError(`${at}/pattern`, `unsafe or invalid pattern: ${verdict.message}`);
-  const re = compilePattern(schema.pattern);
   const source = schema.pattern;
+  const re = verdict.ok ? compilePattern(source) : null;
   return (v, path, out) => {
     if (typeof v !== 'string') return;
-    if (v.length > MAX_MATCH_INPUT) {
+    if (!re) {
+      out.push({
+        path,
+        message: `cannot be checked: the pattern ${JSON.stringify(source)} is refused (${verdict.message})`,
+      });
+    } else if (v.length > MAX_MATCH_INPUT) {
       out.push({
         path,
         message: `is longer than ${MAX_MATCH_INPUT} characters, too long to match a pattern`,

@@ -48,13 +48,27 @@ export function mayHoldPii(text: string): boolean {
   return MAY_HOLD_PII.test(text);
 }
 
-/** Finds personal data in `text`. When patterns overlap, the more specific one wins. */
+/**
+ * Finds personal data in `text`. When patterns overlap, the more specific one wins. Detection
+ * runs on a normalised view (see normaliseForDetection) and spans point into `text` itself.
+ */
 export function detectPii(text: string): PiiDetection {
-  return mayHoldPii(text) ? scanPii(text) : { pii: false, categories: [], spans: [] };
+  const view = normaliseForDetection(text);
+  if (!mayHoldPii(view.text)) return { pii: false, categories: [], spans: [] };
+  const found = scanView(view.text);
+  if (view.text === text) return found;
+  return { ...found, spans: found.spans.map((s) => ({ ...s, ...view.source(s.start, s.end) })) };
 }
 
 /** Every detector over `text`, without the screen (detectPii's answer whenever it matters). */
 export function scanPii(text: string): PiiDetection {
+  const view = normaliseForDetection(text);
+  const found = scanView(view.text);
+  if (view.text === text) return found;
+  return { ...found, spans: found.spans.map((s) => ({ ...s, ...view.source(s.start, s.end) })) };
+}
+
+function scanView(text: string): PiiDetection {
   const taken = new Uint8Array(text.length);
   const spans: PiiSpan[] = [];
   // Priority order: an email may contain digits, a card or SNILS can look like a phone, a
@@ -146,6 +160,94 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Normalisation: what a reader sees, not how it is encoded
+
+/** The text detectors run on, and where each of its spans lies in the original. */
+export interface DetectionView {
+  text: string;
+  /** The original [start, end) of a span of `text`. */
+  source(start: number, end: number): { start: number; end: number };
+}
+
+// Invisible in print: soft hyphen, zero-width space/joiners, word joiner, BOM, Mongolian vowel separator.
+const INVISIBLE = /[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]/u;
+// `alice(at)example(dot)com`, `[at]`, `{dot}`: the usual ways of hiding an address from scrapers.
+const OBFUSCATED = /^ ?[([{] ?(at|dot) ?[)\]}] ?/i;
+// Between two digits: dots, slashes and middle dots, alone or with spaces (`415 . 555`, `415/555`).
+const DIGIT_JOINER = /^[ \u00a0]{0,2}[./\u00b7\u2022\u2027\u2219\u30fb][ \u00a0]{0,2}/u;
+const NEEDS_VIEW = /[^\t\n\r\u0020-\u007e]|[([{] ?(?:at|dot) ?[)\]}]|\d ?[./] ?\d/i;
+
+/**
+ * NFKC per character (fullwidth digits and `＠`, non-breaking spaces become plain), every
+ * decimal digit mapped to ASCII (Arabic-Indic, Devanagari…), invisible characters dropped,
+ * `(at)`/`(dot)` read as `@`/`.`, and a dot, slash or middle dot between digits read as `-`,
+ * so `4111.1111.1111.1111`, `415·555·0144` and `ali\u00adce@example.com` look like what they are.
+ */
+export function normaliseForDetection(text: string): DetectionView {
+  if (!NEEDS_VIEW.test(text)) return { text, source: (start, end) => ({ start, end }) };
+  // Invisible characters go first (all in the BMP), so they cannot split what the rest reads.
+  let clean = '';
+  const at: number[] = [];
+  for (let i = 0; i < text.length; i += 1) {
+    if (INVISIBLE.test(text[i]!)) continue;
+    clean += text[i];
+    at.push(i);
+  }
+  let out = '';
+  const from: number[] = [];
+  const to: number[] = [];
+  const emit = (s: string, start: number, end: number) => {
+    for (let k = 0; k < s.length; k += 1) {
+      out += s[k];
+      from.push(at[start]!);
+      to.push(at[end - 1]! + 1);
+    }
+  };
+  for (let i = 0; i < clean.length; ) {
+    const width = clean.codePointAt(i)! > 0xffff ? 2 : 1;
+    const ch = clean.slice(i, i + width);
+    const obfuscated = OBFUSCATED.exec(clean.slice(i, i + 8));
+    // Groups of two or more digits on both sides (a lone leading 1 is a country code): a
+    // decimal such as `7707083893.5` stays a decimal.
+    const joiner = /(?:\d\d|(?:^|[^\d])1)$/.test(out) ? DIGIT_JOINER.exec(clean.slice(i, i + 6)) : null;
+    const after = joiner ? asciiDigits(clean.slice(i + joiner[0].length, i + joiner[0].length + 4)) : '';
+    if (obfuscated) {
+      emit(obfuscated[1]!.toLowerCase() === 'at' ? '@' : '.', i, i + obfuscated[0].length);
+      i += obfuscated[0].length;
+    } else if (joiner && /^\d\d/.test(after)) {
+      emit('-', i, i + joiner[0].length);
+      i += joiner[0].length;
+    } else {
+      // Only one-for-one compatibility forms (fullwidth, no-break): `№` must not become `No`.
+      const compatible = ch.normalize('NFKC');
+      emit(asciiDigits(compatible.length === 1 ? compatible : ch), i, i + width);
+      i += width;
+    }
+  }
+  return {
+    text: out,
+    source: (start, end) => ({ start: from[start] ?? text.length, end: to[end - 1] ?? text.length }),
+  };
+}
+
+/** Decimal digits of any script as ASCII (a run of ten \p{Nd} code points starts at zero). */
+function asciiDigits(s: string): string {
+  let out = '';
+  for (const ch of s) {
+    if (/\p{Nd}/u.test(ch) && !/[0-9]/.test(ch)) {
+      let cp = ch.codePointAt(0)!;
+      let value = 0;
+      while (/\p{Nd}/u.test(String.fromCodePoint(cp - 1)) && value < 9) {
+        cp -= 1;
+        value += 1;
+      }
+      out += String(value);
+    } else out += ch;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Checksums
 
 /** Luhn (mod 10) check used by payment cards. */
@@ -229,13 +331,22 @@ const FILE_EXTENSIONS = new Set(
   ),
 );
 
+// Valid addresses of rarer shapes: a quoted local part (`"a b"@example.com`), a host without a
+// dot (`alice@localhost`) or an address literal (`alice@[127.0.0.1]`).
+const LOCAL_PART = '(?:"[^"\\n@]{1,64}"|[\\p{L}\\p{N}_%+-][\\p{L}\\p{N}._%+-]*)';
+const RARE_EMAIL = new RegExp(
+  `(?<![\\p{L}\\p{N}._%+-])(?:${LOCAL_PART}@(?:localhost|\\[[0-9A-Fa-f.:-]{2,45}\\])|"[^"\\n@]{1,64}"@[\\p{L}\\p{N}-]+(?:\\.[\\p{L}\\p{N}-]+)*\\.\\p{L}{2,63})(?![\\p{L}\\p{N}_-])`,
+  'gu',
+);
+
 function findEmails(text: string): Array<[number, number]> {
   const found: Array<[number, number]> = [];
   for (const m of text.matchAll(EMAIL)) {
     const tld = m[0].slice(m[0].lastIndexOf('.') + 1).toLowerCase();
     if (!FILE_EXTENSIONS.has(tld)) found.push([m.index, m.index + m[0].length]);
   }
-  return found;
+  for (const m of text.matchAll(RARE_EMAIL)) found.push([m.index, m.index + m[0].length]);
+  return found.sort((a, b) => a[0] - b[0]);
 }
 
 /** A window of consecutive digit groups of a candidate, as seen by a validator. */
@@ -340,9 +451,11 @@ function findSnils(text: string): Array<[number, number]> {
   for (const m of text.matchAll(SNILS)) {
     const start = m.index;
     const end = start + m[0].length;
-    // A bare 11-digit run is too common (phones, ids) to call SNILS without the word nearby.
+    // A bare 11-digit run is common (phones, ids): without the word nearby it counts only when
+    // its control number holds (numbers of the checksum era, one random run in a hundred).
     const bare = m[1] === undefined;
-    if (bare && !hasKeywordBefore(text, start, SNILS_KEYWORD)) continue;
+    const checked = Number(m[0].replace(/\D/g, '').slice(0, 9)) > 1_001_998;
+    if (bare && !checked && !hasKeywordBefore(text, start, SNILS_KEYWORD)) continue;
     if (isolated(text, start, end) && snilsValid(m[0])) found.push([start, end]);
   }
   return found;
@@ -395,7 +508,22 @@ function findPhones(text: string): Array<[number, number]> {
     const end = m.index + m[0].length;
     if (isolated(text, m.index, end)) dotted.push([m.index, end]);
   }
-  return [...dotted, ...groupedPhones(text)];
+  return [...dotted, ...groupedPhones(text), ...bareNorthAmerican(text)];
+}
+
+// Ten bare digits in the North American plan (area code and exchange start with 2–9; Unix
+// timestamps start with 1), unless a valid INN or named as an INN or passport number.
+const BARE_NANP = /(?<!\d)[2-9]\d{2}[2-9]\d{6}(?!\d)/g;
+const ID_KEYWORD = /(?:инн|inn|паспорт|passport)\D{0,30}$/iu;
+
+function bareNorthAmerican(text: string): Array<[number, number]> {
+  const found: Array<[number, number]> = [];
+  for (const m of text.matchAll(BARE_NANP)) {
+    const end = m.index + m[0].length;
+    if (innValid(m[0]) || hasKeywordBefore(text, m.index, ID_KEYWORD)) continue;
+    if (isolated(text, m.index, end)) found.push([m.index, end]);
+  }
+  return found;
 }
 
 function groupedPhones(text: string): Array<[number, number]> {
@@ -413,9 +541,11 @@ function groupedPhones(text: string): Array<[number, number]> {
       // Russian trunk prefix: 8 (916) 123-45-67; bare only for mobile numbers (8 9xx…).
       if (digits.length === 11 && (digits[0] === '8' || digits[0] === '7'))
         return groups.length > 1 || digits[1] === '9';
-      // Ten digits need the shape of a local number: 3-digit area code, then groups of 2–4.
+      // Ten digits need the shape of a local number: 3-digit area code, then groups of 2–4…
       if (digits.length === 10 && groups.length > 1)
         return groups[0] === 3 && groups.every((n) => n >= 2 && n <= 4);
+      // North American numbers written with their country code: 1 415 555 0144.
+      if (digits.length === 11 && groups.length > 1) return /^1[2-9]\d{2}[2-9]\d{6}$/.test(digits);
       return false;
     },
   );

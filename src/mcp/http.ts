@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import type { Gateway } from '../server.js';
 import { graphqlRunner } from './graphql-runner.js';
 import { createMcpServer } from './server.js';
+import { DEFAULT_LIMITS, jsonDepthExceeds } from '../security/limits.js';
 
 export type McpHttpHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer | null) => void;
 
@@ -65,6 +66,15 @@ export function createMcpHttpHandler(options: {
       parsedBody = JSON.parse(body?.toString('utf8') ?? '');
     } catch {
       return sendRpcError(res, 400, -32700, 'Parse error: the body is not JSON.');
+    }
+    // The SDK validates messages recursively: a deep enough one would overflow the stack.
+    if (jsonDepthExceeds(parsedBody, DEFAULT_LIMITS.maxInputDepth)) {
+      return sendRpcError(
+        res,
+        400,
+        -32602,
+        `BAD_USER_INPUT: the request is nested more than ${DEFAULT_LIMITS.maxInputDepth} levels deep.`,
+      );
     }
     const server = createMcpServer(graphqlRunner(gateway, authorization));
     const transport = new WebStandardStreamableHTTPServerTransport({

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -289,6 +289,35 @@ describe('a deleted tokens file fails closed', () => {
       await waitFor(
         async () => (await gw.gql('{ __typename }', {}, { token: tokens.reader })).status === 200,
       );
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('a restored tokens file', () => {
+  it('is picked up within the reload interval even with the same size, an old mtime and the same inode', async () => {
+    const original = writeTokensFile([{ id: 'reader', read: ['support'] }]);
+    const restored = writeTokensFile([{ id: 'keeper', read: ['support'] }]);
+    const backup = readFileSync(restored.path, 'utf8');
+    const stamp = 1_700_000_000; // whole seconds: the restore below can repeat it exactly
+    utimesSync(original.path, stamp, stamp);
+    const gw = await startTestGateway({ MEMGATE_TOKENS_FILE: original.path });
+    try {
+      const status = async (token: string) => (await gw.gql('{ __typename }', {}, { token })).status;
+      expect(await status(original.tokens.reader!)).toBe(200);
+      const before = statSync(original.path);
+      expect(Buffer.byteLength(backup)).toBe(before.size);
+      // Restored in place from a copy that kept its times (cp -p, a backup tool).
+      writeFileSync(original.path, backup);
+      utimesSync(original.path, stamp, stamp);
+      expect(statSync(original.path)).toMatchObject({
+        ino: before.ino,
+        size: before.size,
+        mtimeMs: before.mtimeMs,
+      });
+      await waitFor(async () => (await status(restored.tokens.keeper!)) === 200);
+      expect(await status(original.tokens.reader!)).toBe(401);
     } finally {
       await gw.close();
     }

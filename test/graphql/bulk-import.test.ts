@@ -55,6 +55,7 @@ describe('bulk import mutations', () => {
       { id: 'alice', read: [NS, STATS_NS], write: [NS, STATS_NS], scopes: ['principal:alice'] },
       { id: 'bob', read: [NS], write: [NS], scopes: ['principal:bob'] },
       { id: 'reader', read: [NS], write: [], scopes: [] },
+      { id: 'ops', read: [NS], write: [NS], scopes: ['principal:alice'], admin: true },
     ]);
     tokens = written.tokens;
     gw = await startTestGateway({ MEMGATE_TOKENS_FILE: written.path });
@@ -168,13 +169,16 @@ describe('bulk import mutations', () => {
   it('keeps visibility and namespace rules: hidden collisions, read-only principals', async () => {
     const mine = await as('bob', IMPORT, { ns: NS, o: [obs(20, { scopes: ['principal:bob'] })] });
     expect(mine.results[0]!.status).toBe('CREATED');
-    const other = await as('alice', IMPORT, { ns: NS, o: [obs(20, { scopes: ['principal:bob'] })] });
+    const other = await as('alice', IMPORT, { ns: NS, o: [obs(20, { scopes: ['principal:alice'] })] });
     expect(other.results[0]).toMatchObject({
       status: 'REJECTED',
       code: 'KEY_UNAVAILABLE',
       message: KEY_UNAVAILABLE_MESSAGE,
       id: null,
     });
+    // Nor may alice file an observation under bob's scope.
+    const squat = await as('alice', IMPORT, { ns: NS, o: [obs(22, { scopes: ['principal:bob'] })] });
+    expect(squat.results[0]).toMatchObject({ status: 'REJECTED', code: 'FORBIDDEN', id: null });
     const refused = await gw.gql(IMPORT, { ns: NS, o: [obs(21)] }, { token: tokens.reader });
     expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     const elsewhere = await gw.gql(IMPORT, { ns: 'other', o: [obs(21)] }, { token: tokens.alice });
@@ -191,7 +195,7 @@ describe('bulk import mutations', () => {
     const begin = await gw.gql<{ beginImport: { vectorIndex: string } }>(
       `mutation { beginImport(namespace: "${NS}", observations: 50, vectorIndex: REBUILD) { vectorIndex indexedChunks } }`,
       {},
-      { token: tokens.alice },
+      { token: tokens.ops },
     );
     expect(begin.data?.beginImport.vectorIndex).toBe('REBUILD');
     const written = await as('alice', IMPORT, {
@@ -232,7 +236,7 @@ describe('bulk import mutations', () => {
     // Interleaved drops and builds from many clients at once, as two importers (or a retrying
     // one) would send them: none may fail, however their statements race in the database.
     const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => gw.gql(i % 3 === 0 ? begin : finish, {}, { token: tokens.alice })),
+      Array.from({ length: 12 }, (_, i) => gw.gql(i % 3 === 0 ? begin : finish, {}, { token: tokens.ops })),
     );
     for (const answer of answers) expect(answer.errors, JSON.stringify(answer.errors)).toBeUndefined();
     const last = await gw.gql<{ finishImport: { vectorIndex: string } }>(finish, {}, { token: tokens.alice });
@@ -274,6 +278,34 @@ describe('bulk import mutations', () => {
     for (const table of ['observations', 'chunks', 'entities']) {
       expect(await estimate(table), table).toBeGreaterThan(700);
     }
+  });
+
+  it('only an admin drops the vector index every namespace shares', async () => {
+    const indexValid = async () =>
+      (
+        await gw.db.query<{ valid: boolean }>(
+          `SELECT i.indisvalid AND i.indisready AS valid FROM pg_index i
+           JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'chunks_embedding_idx'`,
+        )
+      ).rows;
+    await gw.gql(`mutation { finishImport(namespace: "${NS}") { vectorIndex } }`, {}, { token: tokens.ops });
+    expect(await indexValid()).toEqual([{ valid: true }]);
+    const forced = await gw.gql(
+      `mutation { beginImport(namespace: "${NS}", observations: 50, vectorIndex: REBUILD) { vectorIndex } }`,
+      {},
+      { token: tokens.alice },
+    );
+    expect(forced.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(forced.errors?.[0]?.message).toMatch(/Only an admin may rebuild the vector index/);
+    // A load the size rule would rebuild for: a plain writer keeps the live index.
+    const large = await gw.gql<{ beginImport: { vectorIndex: string } }>(
+      `mutation { beginImport(namespace: "${NS}", observations: 1000000) { vectorIndex } }`,
+      {},
+      { token: tokens.alice },
+    );
+    expect(large.errors).toBeUndefined();
+    expect(large.data?.beginImport.vectorIndex).toBe('KEEP');
+    expect(await indexValid()).toEqual([{ valid: true }]);
   });
 
   it('keeps the live index for a small load', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reindexContext } from '../../src/modules/observations/context-index.js';
 import { saveContextWindow } from '../../src/kernel/store/context-index-store.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { writeTokensFile } from '../helpers/principals.js';
 
 const RECORD = /* GraphQL */ `
   mutation Record($ns: String!, $items: [ObservationInput!]!) {
@@ -197,5 +198,48 @@ describe('contextual indexing: turns are indexed with their neighbours (the writ
     const s1 = turns.filter((t) => t.session === 's1').sort((a, b) => a.minute - b.minute);
     const [first, second] = [s1[0]!, s1[1]!];
     expect((await indexed('interleaved', second.id)).searchText).toContain(`word${first.id.slice(1)} `);
+  });
+});
+
+describe('configureContextWindow: the namespace-wide re-index is for admins', () => {
+  let gw: TestGateway;
+  let tokens: Record<string, string>;
+  const configure = (who: string, args: string) =>
+    gw.gql<{ configureContextWindow: Record<string, unknown> }>(
+      `mutation { configureContextWindow(namespace: "shared", ${args}) }`,
+      {},
+      { token: tokens[who] },
+    );
+
+  beforeAll(async () => {
+    const written = writeTokensFile([
+      { id: 'alice', read: ['shared'], write: ['shared'], scopes: ['principal:alice'] },
+      { id: 'ops', read: ['shared'], write: ['shared'], scopes: ['principal:alice'], admin: true },
+    ]);
+    tokens = written.tokens;
+    gw = await startTestGateway({ MEMGATE_TOKENS_FILE: written.path });
+    const turns = [
+      { id: 'a', session: 's', minute: 0, text: 'alice asks about the quarterly numbers' },
+      { id: 'b', session: 's', minute: 1, text: 'ops answers with the figures' },
+    ].map((t) => ({ ...t, scopes: ['principal:alice'] }));
+    const res = await gw.gql(RECORD, { ns: 'shared', items: turns.map(observation) }, { token: tokens.ops });
+    expect(res.errors).toBeUndefined();
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('a writer with restricted scopes is refused, and nothing is re-indexed', async () => {
+    const settings = () =>
+      gw.db.query(`SELECT context_previous, context_next FROM namespace_settings WHERE namespace = 'shared'`);
+    const before = (await settings()).rows;
+    const refused = await configure('alice', 'previous: 0, next: 0');
+    expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(refused.errors?.[0]?.message).toMatch(/needs an admin principal/);
+    expect(refused.data?.configureContextWindow ?? null).toBeNull();
+    expect((await settings()).rows).toEqual(before);
+    const allowed = await configure('ops', 'previous: 0, next: 0');
+    expect(allowed.errors).toBeUndefined();
+    expect(allowed.data!.configureContextWindow).toMatchObject({ namespace: 'shared', previous: 0, next: 0 });
   });
 });

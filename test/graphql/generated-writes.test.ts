@@ -11,6 +11,10 @@ import { writeTokensFile } from '../helpers/principals.js';
  * rows by address and by collision. After each run a dump of every B-scoped row of every table
  * must equal the dump taken before the first: nothing of B's ever changes. No answer may be an
  * internal error or show B's marker.
+ *
+ * A's writes also assign scopes: its own (`workspace:wa`), relevance ones, and visibility scopes
+ * it does not hold (B's, another workspace's). Those items are refused, so no row anywhere ever
+ * gains a scope A does not hold: the rows carrying one stay exactly the ones B seeded.
  */
 
 const NS = 'gen';
@@ -27,11 +31,33 @@ const KEYS = [...BOB_KEYS, ...PUBLIC_KEYS, 'fresh-1', 'fresh-2'];
 const PREDICATES = ['knows', 'owes', 'likes'];
 const INSTANTS = ['2024-01-01T00:00:00Z', '2024-06-01T00:00:00Z'];
 const A_SCOPES = [[], ['workspace:wa'], ['project:x']];
+/** Visibility scopes A does not hold, alone and beside ones it does. */
+const UNHELD = ['principal:bob', 'workspace:other'];
+const UNHELD_SCOPES = [
+  ['principal:bob'],
+  ['workspace:other'],
+  ['workspace:wa', 'principal:bob'],
+  ['project:x', 'workspace:other'],
+];
+
+/** Every row of the namespace that carries a scope A does not hold, as table:id:visibility. */
+async function rowsWithUnheldScopes(db: TestGateway['db']): Promise<string[]> {
+  const { rows } = await db.query<{ row: string }>(
+    `SELECT 'entities:' || key || ':' || visibility::text AS row FROM entities WHERE namespace = $1 AND visibility && $2::text[]
+     UNION ALL SELECT 'facts:' || fact_id || ':' || visibility::text FROM facts WHERE namespace = $1 AND visibility && $2::text[]
+     UNION ALL SELECT 'observations:' || observation_id || ':' || visibility::text FROM observations WHERE namespace = $1 AND visibility && $2::text[]
+     UNION ALL SELECT 'chunks:' || chunk_id || ':' || visibility::text FROM chunks WHERE namespace = $1 AND visibility && $2::text[]
+     ORDER BY 1`,
+    [NS, UNHELD],
+  );
+  return rows.map((r) => r.row);
+}
 
 describe('generated writes as A never change a row of B', () => {
   let gw: TestGateway;
   let tokens: Record<string, string>;
   let baseline: Record<string, string[]>;
+  let unheldBaseline: string[];
   const factIds: string[] = ['fact-000000000000000000000000'];
   const observationIds: string[] = ['obs-000000000000000000000000'];
   let snapshotClock = Date.parse('2025-01-01T00:00:00Z');
@@ -137,13 +163,14 @@ describe('generated writes as A never change a row of B', () => {
     );
     expect(snap.errors).toBeUndefined();
     baseline = await dumpScopedRows(gw.db, NS, BOB);
+    unheldBaseline = await rowsWithUnheldScopes(gw.db);
   });
   afterAll(async () => {
     await gw?.close();
   });
 
   const key = fc.constantFrom(...KEYS);
-  const scopes = fc.constantFrom(...A_SCOPES);
+  const scopes = fc.constantFrom(...A_SCOPES, ...UNHELD_SCOPES);
   const text = fc.string({ maxLength: 24 });
   const factId = () => fc.constantFrom(...factIds);
   const observationId = () => fc.constantFrom(...observationIds);
@@ -216,9 +243,17 @@ describe('generated writes as A never change a row of B', () => {
           scopes,
           assertions: fc.array(
             fc.oneof(
-              fc.record({ entity: fc.record({ key, kind: fc.constant('person'), title: text }) }),
               fc.record({
-                fact: fc.record({ subject: key, predicate: fc.constantFrom(...PREDICATES), object: key }),
+                entity: fc.record(
+                  { key, kind: fc.constant('person'), title: text, scopes },
+                  { requiredKeys: ['key', 'kind', 'title'] },
+                ),
+              }),
+              fc.record({
+                fact: fc.record(
+                  { subject: key, predicate: fc.constantFrom(...PREDICATES), object: key, scopes },
+                  { requiredKeys: ['subject', 'predicate', 'object'] },
+                ),
               }),
             ),
             { maxLength: 2 },
@@ -271,6 +306,12 @@ describe('generated writes as A never change a row of B', () => {
         }),
     );
 
+  /** FORBIDDEN items whose message is not the scope-assignment refusal (an unexpected refusal). */
+  const refusals = (data: unknown): string[] =>
+    JSON.stringify(data ?? null)
+      .match(/"code":"FORBIDDEN","message":"[^"]*"/g)
+      ?.filter((m) => !/may not assign scopes? /.test(m)) ?? [];
+
   it(`${RUNS} runs of up to 6 random mutations leave every B-scoped row as it was`, async () => {
     expect(dumpSize(baseline)).toBeGreaterThan(10);
     let requests = 0;
@@ -283,11 +324,44 @@ describe('generated writes as A never change a row of B', () => {
           expect(res.status, body).toBeLessThan(500);
           expect(body, 'an internal error').not.toMatch(/INTERNAL/);
           expect(body.includes(MARK), `A saw B's marker: ${body}`).toBe(false);
+          expect(refusals(res.data), 'a FORBIDDEN item that did not say why').toEqual([]);
         }
         expect(await dumpScopedRows(gw.db, NS, BOB)).toEqual(baseline);
+        expect(await rowsWithUnheldScopes(gw.db)).toEqual(unheldBaseline);
       }),
       { numRuns: RUNS },
     );
     expect(requests).toBeGreaterThanOrEqual(RUNS);
+  });
+
+  it('refuses, item by item, every visibility scope A does not hold; its own and relevance scopes pass', async () => {
+    const upsert = `mutation($e: [EntityInput!]!) { upsertEntities(namespace: "${NS}", entities: $e) { ${PAYLOAD} } }`;
+    const entities = [...A_SCOPES, ...UNHELD_SCOPES].map((s, i) => ({
+      key: `assign-${i}`,
+      kind: 'thing',
+      scopes: s,
+    }));
+    const res = await gw.gql<{
+      upsertEntities: { results: { index: number; status: string; code: string | null }[] };
+    }>(upsert, { e: entities }, { token: tokens.alice });
+    expect(res.errors).toBeUndefined();
+    const byIndex = [...res.data!.upsertEntities.results].sort((a, b) => a.index - b.index);
+    expect(byIndex.map((r) => r.code ?? r.status)).toEqual([
+      ...A_SCOPES.map(() => 'CREATED'),
+      ...UNHELD_SCOPES.map(() => 'FORBIDDEN'),
+    ]);
+    // The refused keys stay free: B can take them.
+    const taken = await gw.gql<{ upsertEntities: { accepted: number } }>(
+      upsert,
+      {
+        e: UNHELD_SCOPES.map((_, i) => ({
+          key: `assign-${A_SCOPES.length + i}`,
+          kind: 'thing',
+          scopes: BOB,
+        })),
+      },
+      { token: tokens.bob },
+    );
+    expect(taken.data?.upsertEntities.accepted).toBe(UNHELD_SCOPES.length);
   });
 });

@@ -262,6 +262,49 @@ describe('PII on every output surface', () => {
     for (const surface of SURFACES) expect(missingRootFields(surface.query), surface.name).toEqual([]);
   });
 
+  it('masks the disguised shapes (separators, scripts, invisible characters, obfuscation) it stores', async () => {
+    const variants = [
+      '4111.1111.1111.1111',
+      '4111\u00a01111\u00a01111\u00a01111',
+      '11223344595',
+      '+1 (415) 555.0144',
+      '4155550144',
+      '415/555/0144',
+      '415·555·0144',
+      '415 . 555 . 0144',
+      '４１５-５５５-０１４４',
+      '٤١٥-٥٥٥-٠١٤٤',
+      'alice@localhost',
+      'alice(at)example.com',
+      'alice@example\u200b.com',
+      '"a b"@example.com',
+      'alice@[127.0.0.1]',
+      'ali\u00adce@example.com',
+    ];
+    const written = await gw.gql(
+      `mutation R($o: [ObservationInput!]!) { recordObservations(namespace: "${NS}", observations: $o) { accepted } }`,
+      {
+        o: variants.map((v, i) => ({
+          source: { system: 'mail', externalId: `m-variant-${i}` },
+          kind: 'email',
+          occurredAt: '2024-05-03T10:00:00Z',
+          content: `variant ${i}: ${v} end`,
+        })),
+      },
+      { token: tokens.writer },
+    );
+    expect(written.errors).toBeUndefined();
+    const read = await gw.gql<{ observations: { edges: { node: { content: string } }[] } }>(
+      `{ observations(namespace: "${NS}", since: "2024-05-03T00:00:00Z", first: 50) { edges { node { content } } } }`,
+      {},
+      { token: tokens.plain },
+    );
+    const contents = read.data!.observations.edges.map((e) => e.node.content);
+    expect(contents).toHaveLength(variants.length);
+    for (const content of contents)
+      expect(content).toMatch(/^variant \d+: \[(card|snils|phone|email)\] end$/);
+  });
+
   it('masks every surface for a principal without pii, and audits nothing for it', async () => {
     const before = (await piiAccess()).length;
     for (const surface of SURFACES) {

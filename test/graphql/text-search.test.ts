@@ -340,3 +340,63 @@ describe('text search settings under principals', () => {
     }
   });
 });
+
+describe('a re-derivation interrupted by a crash', () => {
+  it('is resumed when the gateway starts again, and ends DONE with every chunk in the new language', async () => {
+    const first = await startTestGateway();
+    let second: TestGateway | null = null;
+    try {
+      const turns = Array.from({ length: 30 }, (_, i) => ({
+        source: { system: 'chat', externalId: `r${i}` },
+        kind: 'message',
+        occurredAt: new Date(Date.UTC(2024, 0, 1, 0, i)).toISOString(),
+        content: `running notes number ${i}`,
+      }));
+      const written = await first.gql(
+        `mutation($o: [ObservationInput!]!) { recordObservations(namespace: "resume", observations: $o) { accepted } }`,
+        { o: turns },
+      );
+      expect(written.errors).toBeUndefined();
+      const set = await first.gql(
+        `mutation { setTextSearch(namespace: "resume", textSearch: "russian") { textSearch } }`,
+      );
+      expect(set.errors).toBeUndefined();
+      // What kill -9 half-way leaves behind: the run RUNNING, half of the chunks in the old language.
+      await first.db.query(
+        `UPDATE chunks SET ts_config = 'english' WHERE namespace = 'resume'
+           AND chunk_id > (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY chunk_id) FROM chunks WHERE namespace = 'resume')`,
+      );
+      await first.db.query(
+        `UPDATE text_search_reindex SET state = 'RUNNING', done = 15, finished_at = NULL WHERE namespace = 'resume'`,
+      );
+      // A new gateway process on the same database (this one's database stays open for the check).
+      second = await startTestGateway(
+        {},
+        { db: first.db },
+        { wrapDatabase: (db) => Object.create(db, { close: { value: async () => undefined } }) },
+      );
+      const state = async () =>
+        (
+          await second!.gql<{ textSearch: { reindex: { state: string } | null } }>(
+            `{ textSearch(namespace: "resume") { reindex { state } } }`,
+          )
+        ).data?.textSearch.reindex?.state;
+      await waitUntil(async () => (await state()) === 'DONE');
+      const configs = await first.db.query<{ ts_config: string }>(
+        `SELECT DISTINCT ts_config FROM chunks WHERE namespace = 'resume'`,
+      );
+      expect(configs.rows).toEqual([{ ts_config: 'russian' }]);
+    } finally {
+      await second?.close();
+      await first.close();
+    }
+  });
+});
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

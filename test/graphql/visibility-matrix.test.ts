@@ -355,7 +355,7 @@ const WRITE_EXEMPT: Record<string, string> = {
   beginImport: 'prepares the vector index for a large load (bulk-import.test.ts), no knowledge rows',
   finishImport: 'builds the vector index after a load (bulk-import.test.ts), no knowledge rows',
   configureContextWindow:
-    'namespace setting; re-derives search text whose neighbours obey visibility, returns no rows (contextual-index.test.ts)',
+    'namespace setting, admins only; re-derives search text whose neighbours obey visibility, returns no rows (contextual-index.test.ts)',
 };
 
 /** Every item code of every write payload in an answer, in document order. */

@@ -225,6 +225,30 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     for (const answer of [budget, wrongType, unknown]) expect(answer.text).not.toMatch(/\bat .+:\d+:\d+/);
   });
 
+  it('answers arguments nested thousands deep with BAD_USER_INPUT, never a stack overflow', async () => {
+    // Built as text: JSON.stringify itself (and the SDK's client) cannot go this deep.
+    const deep = `${'{"a":'.repeat(5000)}"x"${'}'.repeat(5000)}`;
+    const call = (name: string, args: string) =>
+      fetch(gw.url.replace(/\/graphql$/, '/mcp'), {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokens.reader}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`,
+      });
+    const raw = await call('get_entity', `{"namespace":"acme","key":"bob","extra":${deep}}`);
+    expect(raw.status).toBe(400);
+    const text = await raw.text();
+    expect(text).not.toMatch(/call stack|RangeError/i);
+    expect(text).toMatch(/BAD_USER_INPUT: .*nested more than \d+ levels deep/);
+    // A shallow call still works after it.
+    const fine = await call('get_entity', '{"namespace":"acme","key":"bob"}');
+    expect(fine.status).toBe(200);
+    expect(await fine.text()).toContain('Bob');
+  });
+
   it('answers a hidden row exactly like an absent one', async () => {
     const reader = await as('reader');
     const ask = async (key: string) =>

@@ -77,7 +77,9 @@ describe('JSON Schema subset', () => {
     expect(() => compileJsonSchema({ properties: { a: { minLength: -1 } } })).toThrow(
       /\/properties\/a\/minLength/,
     );
-    expect(() => compileJsonSchema({ type: 'string', pattern: '(a+)+$' })).toThrow(/nested quantifier/);
+    expect(() => compileJsonSchema({ type: 'string', pattern: 'x(?=y)' })).toThrow(
+      /lookarounds are not supported/,
+    );
     expect(() =>
       compileJsonSchema({ title: 'x', description: 'y', $schema: 'z', default: 1, examples: [] }),
     ).not.toThrow();

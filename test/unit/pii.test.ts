@@ -136,9 +136,10 @@ describe('SNILS', () => {
     expect(maskPii('snils 112 233 445 95')).toBe('snils [snils]');
   });
 
-  it('accepts eleven bare digits only next to the word SNILS', () => {
+  it('accepts eleven bare digits next to the word SNILS, or alone when the control number holds', () => {
     expect(maskPii('СНИЛС: 11223344595')).toBe('СНИЛС: [snils]');
-    expect(categories('id 11223344595')).not.toContain('snils');
+    expect(maskPii('id 11223344595')).toBe('id [snils]');
+    expect(categories('id 11223344596')).not.toContain('snils');
   });
 });
 

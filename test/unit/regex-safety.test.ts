@@ -1,40 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { checkRegexSafety, compilePattern, probePattern } from '../../src/domain/regex-safety.js';
+import {
+  MAX_MATCH_INPUT,
+  MatchBudget,
+  checkRegexSafety,
+  compilePattern,
+} from '../../src/domain/regex-safety.js';
 
-describe('regex safety: the static check', () => {
+describe('user patterns: what may be stored', () => {
   it.each([
-    ['(a+)+', 'nested-quantifier'],
-    ['^(a+)+$', 'nested-quantifier'],
-    ['(a*)*b', 'nested-quantifier'],
-    ['(\\s*,\\s*\\w+)*', 'nested-quantifier'],
-    ['(a{1,5})+', 'nested-quantifier'],
-    ['(.*a){12}', 'nested-quantifier'],
-    ['(a|a)*', 'overlapping-alternation'],
-    ['(a|ab)+$', 'overlapping-alternation'],
-    ['(\\w|\\d)+', 'overlapping-alternation'],
-    ['(x|[a-z])*y', 'overlapping-alternation'],
-    ['(a|)*', 'overlapping-alternation'],
-    ['(A|a)+', undefined],
-    ['.*a.*b.*c', 'overlapping-quantifiers'],
     ['(a)\\1', 'backreference'],
     ['(?<x>a)\\k<x>', 'backreference'],
+    ['x(?=y)', 'lookaround'],
+    ['x(?!y)', 'lookaround'],
+    ['(?<=y)x', 'lookaround'],
     ['[', 'syntax'],
     ['a{3,2}', 'syntax'],
     ['', 'syntax'],
+    ['a{0,4000}a{0,4000}b', 'size'],
+    ['a{0,1000}a{0,1000}b', 'size'],
   ])('%s → %s', (pattern, rule) => {
     const verdict = checkRegexSafety(pattern);
-    if (rule === undefined) {
-      expect(verdict.ok).toBe(true);
-    } else {
-      expect(verdict.ok).toBe(false);
-      expect(verdict.rule).toBe(rule);
-      expect(verdict.message).toBeTruthy();
-    }
-  });
-
-  it('case-insensitive alternation overlaps under the i flag', () => {
-    expect(checkRegexSafety('(A|a)+').ok).toBe(true);
-    expect(checkRegexSafety('(A|a)+', 'i')).toMatchObject({ ok: false, rule: 'overlapping-alternation' });
+    expect(verdict.ok).toBe(false);
+    expect(verdict.rule).toBe(rule);
+    expect(verdict.message).toBeTruthy();
   });
 
   it.each([
@@ -43,11 +31,13 @@ describe('regex safety: the static check', () => {
     '(\\d{1,3}\\.){3}\\d{1,3}',
     '[a-z]+-\\d+',
     '(ab|cd)+',
-    '([a-z]{2})+',
-    'x(?=y)',
     '\\p{L}+',
     'INC-\\d{4,8}',
     '(?:svc|service):([a-z0-9-]{1,64})',
+    // shapes a backtracking engine cannot survive are plain linear scans here
+    '(a+)+$',
+    '(a|ab)*c',
+    '.*a.*b.*c',
   ])('accepts %s', (pattern) => {
     expect(checkRegexSafety(pattern)).toEqual({ ok: true });
   });
@@ -56,28 +46,42 @@ describe('regex safety: the static check', () => {
     expect(checkRegexSafety('a'.repeat(600))).toMatchObject({ ok: false, rule: 'length' });
     expect(checkRegexSafety('a', 'g')).toMatchObject({ ok: false, rule: 'flags' });
   });
-
-  it('names where the problem is', () => {
-    const verdict = checkRegexSafety('^id-(x+)+$');
-    expect(verdict.message).toContain('"(x+)+" at 4');
-  });
 });
 
-describe('regex safety: the runtime guard', () => {
-  it('catches an exponential pattern on short adversarial inputs, quickly', () => {
-    const started = performance.now();
-    const verdict = probePattern('^(a+)+$');
-    expect(verdict).toMatchObject({ ok: false, rule: 'runtime-probe' });
-    // Lengths grow in small steps, so the guard stops within a few budgets.
-    expect(performance.now() - started).toBeLessThan(5000);
-  });
-
-  it('lets a linear pattern through', () => {
-    expect(probePattern('^[A-Z]+-\\d+$')).toEqual({ ok: true });
-  });
-
-  it('compiles in Unicode mode', () => {
+describe('user patterns: how they match', () => {
+  it('matches code points, with the flags a pack may set', () => {
     expect(compilePattern('\\p{Lu}').test('Ж')).toBe(true);
-    expect(compilePattern('a', 'i').flags).toBe('iu');
+    expect(compilePattern('^acme$', 'i').test('ACME')).toBe(true);
+    expect(compilePattern('^b$', 'm').test('a\nb')).toBe(true);
+    expect(compilePattern('a.b', 's').test('a\nb')).toBe(true);
+    expect(compilePattern('\\u{1F600}').test('x😀')).toBe(true);
+  });
+
+  it('finds named groups, the first group, or the whole match', () => {
+    const named = compilePattern('(?<id>[A-Z]+-\\d+)');
+    expect(named.findAll('see ABC-12 and XY-3, not ab-1', 5).map((m) => m.groups.id)).toEqual([
+      'ABC-12',
+      'XY-3',
+    ]);
+    expect(compilePattern('id:(\\d+)').findAll('id:42', 5)[0]?.firstGroup).toBe('42');
+    expect(
+      compilePattern('\\d+')
+        .findAll('1 22 333', 2)
+        .map((m) => m.text),
+    ).toEqual(['1', '22']);
+  });
+
+  it('matches nothing on inputs longer than the match cap', () => {
+    const re = compilePattern('a');
+    expect(re.test('a'.repeat(MAX_MATCH_INPUT + 1))).toBe(false);
+    expect(re.findAll('a'.repeat(MAX_MATCH_INPUT + 1), 1)).toEqual([]);
+  });
+
+  it('a budget is charged with the time of each match and reports when it is spent', () => {
+    const budget = new MatchBudget(0);
+    expect(budget.exhausted).toBe(true);
+    const roomy = new MatchBudget(60_000);
+    expect(roomy.charge(() => compilePattern('x').test('x'))).toBe(true);
+    expect(roomy.exhausted).toBe(false);
   });
 });

@@ -107,7 +107,8 @@ export function entityRowOfJson(json: Record<string, unknown>): EntityRow {
 export interface EntityWrite {
   key: string;
   kind: string;
-  title: string;
+  /** null: an update keeps the stored title; a new entity takes its key. */
+  title: string | null;
   attributes: Record<string, unknown> | null;
   validFrom: Date;
   scopes: string[];
@@ -236,6 +237,28 @@ export async function upsertEntity(
      FROM entities e WHERE e.namespace = ${namespace} AND e.key = ${w.key} AND ${visible('e', visibleScopes)} FOR UPDATE`,
   );
   const before = existing.rows[0];
+  const status = await writeEntity(q, namespace, withTitle(w, before), before, visibleScopes);
+  if (status) return status;
+  // The insert lost to a concurrent first write: upsert again as an update of that row (with the
+  // write as given, so an omitted title keeps that row's). Still not visible: a hidden row.
+  return retried ? 'HIDDEN' : upsertEntity(q, namespace, w, visibleScopes, true);
+}
+
+/** The write with its title settled: an omitted title keeps what is stored. */
+export function withTitle<W extends Pick<EntityWrite, 'key' | 'title'>>(
+  w: W,
+  before: Pick<EntityBefore, 'title' | 'placeholder'> | null | undefined,
+): W & { title: string } {
+  return { ...w, title: w.title ?? (before && !before.placeholder ? before.title : w.key) };
+}
+
+async function writeEntity(
+  q: Queryable,
+  namespace: string,
+  w: EntityWrite & { title: string },
+  before: EntityBefore | undefined,
+  visibleScopes: string[] | null,
+): Promise<EntityWriteStatus | null> {
   const merged = mergeAttributes(before?.attributes ?? {}, w.attributes);
   if (!before) {
     // FOR UPDATE cannot lock a row that does not exist yet: a concurrent first write of the
@@ -250,9 +273,7 @@ export async function upsertEntity(
        ON CONFLICT (namespace, key) DO NOTHING
        RETURNING key`,
     );
-    if (inserted.rows.length === 0) {
-      return retried ? 'HIDDEN' : upsertEntity(q, namespace, w, visibleScopes, true);
-    }
+    if (inserted.rows.length === 0) return null;
     await insertVersion(q, namespace, w, merged);
     return 'CREATED';
   }
@@ -289,7 +310,7 @@ export interface EntityBefore {
  */
 export function entityChange(
   before: EntityBefore,
-  w: Pick<EntityWrite, 'title' | 'kind' | 'scopes' | 'sourcePath' | 'confidence'>,
+  w: Pick<EntityWrite, 'kind' | 'scopes' | 'sourcePath' | 'confidence'> & { title: string },
   merged: Record<string, unknown>,
 ): { changed: boolean; versioned: boolean; scopes: string[] } {
   const scopes = unionSorted(before.scopes, w.scopes);

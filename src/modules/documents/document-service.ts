@@ -1,5 +1,10 @@
 import type { z } from 'zod';
-import { assertCanRead, assertCanWrite, visibilityParam } from '../../auth/principal.js';
+import {
+  assertCanRead,
+  assertCanWrite,
+  scopeAssignmentError,
+  visibilityParam,
+} from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import {
   DEFAULT_MAX_CHARS,
@@ -104,7 +109,11 @@ export class DocumentService {
     const valid: { index: number; doc: PreparedDocument }[] = [];
     inputs.forEach((raw, index) => {
       const outcome = prepare(raw);
-      if ('doc' in outcome) valid.push({ index, doc: outcome.doc });
+      const refused =
+        'doc' in outcome ? scopeAssignmentError(this.scope.principal, outcome.doc.scopes) : null;
+      if (refused && 'doc' in outcome) {
+        results.push(rejected(index, refused.code, refused.message, outcome.doc.input.key));
+      } else if ('doc' in outcome) valid.push({ index, doc: outcome.doc });
       else results.push({ ...outcome.rejection, index });
     });
     if (valid.length === 0) return toPayload(results);

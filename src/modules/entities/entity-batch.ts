@@ -26,6 +26,7 @@ import {
   entityChange,
   mergeAttributes,
   unionSorted,
+  withTitle,
 } from '../../kernel/store/entity-store.js';
 
 /** HIDDEN: taken by a row the writer cannot see; RETRY: write this item alone, after the batch. */
@@ -101,7 +102,8 @@ function planKey(state: EntityState | undefined, writes: readonly EntityWrite[])
     return plan;
   }
   let current: EntityBefore | null = state ?? null;
-  for (const w of writes) {
+  for (const write of writes) {
+    const w = withTitle(write, current);
     const merged = mergeAttributes(current?.attributes ?? {}, w.attributes);
     if (!current) {
       plan.statuses.push('CREATED');
@@ -173,7 +175,10 @@ function planKey(state: EntityState | undefined, writes: readonly EntityWrite[])
   return plan;
 }
 
-function versionOf(w: EntityWrite, attributes: Record<string, unknown>): EntityVersionRow {
+function versionOf(
+  w: EntityWrite & { title: string },
+  attributes: Record<string, unknown>,
+): EntityVersionRow {
   return { key: w.key, validFrom: w.validFrom, title: w.title, attributes, observationId: w.observationId };
 }
 

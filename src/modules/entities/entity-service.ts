@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { assertCanRead, assertCanWrite, visibilityParam } from '../../auth/principal.js';
+import {
+  assertCanRead,
+  assertCanWrite,
+  scopeAssignmentError,
+  visibilityParam,
+} from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import { keyUnavailable, parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
@@ -70,8 +75,13 @@ export class EntityService {
     const valid: { index: number; value: EntityInput }[] = [];
     inputs.forEach((raw, index) => {
       const parsed = entityInputSchema.safeParse(raw);
-      if (parsed.success) valid.push({ index, value: parsed.data });
-      else results.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error), keyOf(raw)));
+      if (!parsed.success) {
+        results.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error), keyOf(raw)));
+        return;
+      }
+      const refused = scopeAssignmentError(this.scope.principal, parsed.data.scopes);
+      if (refused) results.push(rejected(index, refused.code, refused.message, parsed.data.key));
+      else valid.push({ index, value: parsed.data });
     });
     const now = new Date();
     const vis = visibilityParam(this.scope.principal);
@@ -79,7 +89,7 @@ export class EntityService {
     const writeOf = (e: EntityInput): EntityWrite => ({
       key: e.key,
       kind: e.kind,
-      title: e.title ?? e.key,
+      title: e.title ?? null,
       attributes: e.attributes ?? null,
       validFrom: e.validFrom ?? now,
       scopes: e.scopes ?? [],

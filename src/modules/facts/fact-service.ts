@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertCanWrite } from '../../auth/principal.js';
+import { assertCanWrite, scopeAssignmentError } from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import { factId as computeFactId } from '../../domain/ids.js';
 import { badInput, conflict, notFound, parseInput } from '../../errors.js';
@@ -44,8 +44,13 @@ export class FactService {
     const valid: { index: number; value: FactInput }[] = [];
     inputs.forEach((raw, index) => {
       const parsed = factInputSchema.safeParse(raw);
-      if (parsed.success) valid.push({ index, value: parsed.data });
-      else results.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error)));
+      if (!parsed.success) {
+        results.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error)));
+        return;
+      }
+      const refused = scopeAssignmentError(this.scope.principal, parsed.data.scopes);
+      if (refused) results.push(rejected(index, refused.code, refused.message));
+      else valid.push({ index, value: parsed.data });
     });
     const now = new Date();
     const policy = schemaPolicyFor(this.scope);
@@ -102,6 +107,8 @@ export class FactService {
     const ns = this.writableNamespace(namespace);
     const parsed = factInputSchema.safeParse(by);
     if (!parsed.success) return toPayload([rejected(0, 'BAD_USER_INPUT', describe(parsed.error), factId)]);
+    const refused = scopeAssignmentError(this.scope.principal, parsed.data.scopes);
+    if (refused) return toPayload([rejected(0, refused.code, refused.message, factId)]);
     const input = parsed.data;
     const now = new Date();
     const written = await writeEach(

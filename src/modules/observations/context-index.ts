@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database.js';
 import { z } from 'zod';
 import { assertCanWrite } from '../../auth/principal.js';
-import { parseInput } from '../../errors.js';
+import { forbidden, parseInput } from '../../errors.js';
 import {
   type ContextWindow,
   DEFAULT_CONTEXT_WINDOW,
@@ -57,14 +57,22 @@ export interface ContextWindowSetting extends ContextWindow {
 /**
  * configureContextWindow: sets how many previous and next turns a namespace's short turns are
  * indexed with (both null = the default) and rebuilds the namespace's contextual index in the
- * same transaction, so search never mixes two windows.
+ * same transaction, so search never mixes two windows. That touches every chunk of the
+ * namespace, so it takes an admin or a principal that sees every scope (as setTextSearch).
  */
 export class ContextIndexService {
   constructor(private readonly scope: RequestScope) {}
 
   async configure(namespace: string, previous: unknown, next: unknown): Promise<ContextWindowSetting> {
     const ns = parseInput(namespaceSchema, namespace, 'namespace');
-    assertCanWrite(this.scope.principal, ns);
+    const { principal } = this.scope;
+    assertCanWrite(principal, ns);
+    // One window per namespace, so the re-index touches every chunk, hidden ones included.
+    if (!principal.admin && principal.scopes !== null) {
+      throw forbidden(
+        'Changing the context window of a namespace re-indexes every chunk; it needs an admin principal.',
+      );
+    }
     const w = parseInput(windowSchema, { previous, next }, 'window');
     const fallback = DEFAULT_CONTEXT_WINDOW;
     const window =

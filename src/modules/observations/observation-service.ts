@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { assertCanWrite, visibilityParam } from '../../auth/principal.js';
+import {
+  type Principal,
+  assertCanWrite,
+  scopeAssignmentError,
+  visibilityParam,
+} from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import { chunkMarkdown } from '../../domain/chunking.js';
 import { observationId as computeObservationId } from '../../domain/ids.js';
@@ -134,7 +139,7 @@ export class ObservationService {
         return;
       }
       const input = parsed.data;
-      const screened = screenObservation(ns, index, input, firstIndexOf);
+      const screened = screenObservation(ns, index, input, firstIndexOf, this.scope.principal);
       if ('result' in screened) results.push(screened.result);
       else candidates.push({ index, id: screened.id, input });
     });
@@ -154,7 +159,7 @@ export class ObservationService {
     for (const c of candidates) {
       if (known.visible.has(c.id)) results.push(duplicateOf(ns, c.index, c.id, null));
       else if (known.hidden.has(c.id)) results.push(collision(c.index));
-      else drafts.push(draftOf(c.index, c.id, c.input, now, actorNames, language));
+      else drafts.push(draftOf(c.index, c.id, c.input, now, actorNames, language, this.scope.principal));
     }
     await withBatchContext(drafts, await findContextWindow(this.scope.db, ns));
     await this.embed(drafts);
@@ -465,6 +470,7 @@ export function screenObservation(
   index: number,
   input: ObservationInput,
   firstIndexOf: Map<string, number>,
+  principal: Principal,
 ): { id: string } | { result: WriteResult } {
   const violations = checkObservationLimits(input);
   if (violations.length > 0) {
@@ -476,6 +482,8 @@ export function screenObservation(
       ),
     };
   }
+  const refused = scopeAssignmentError(principal, input.scopes);
+  if (refused) return { result: rejected(index, refused.code, refused.message) };
   const id = computeObservationId(ns, input.source, {
     kind: input.kind,
     occurredAt: input.occurredAt,
@@ -508,6 +516,7 @@ export function draftOf(
   now: Date,
   actorNames: ReadonlyMap<string, string>,
   language: ChunkLanguage,
+  principal: Principal,
 ): Draft {
   const scopes = [...new Set(input.scopes ?? [])].sort();
   const visibility = visibilityScopes(scopes);
@@ -585,11 +594,11 @@ export function draftOf(
       : null;
   const hasAssertions = (input.assertions?.length ?? 0) > 0;
   const assertions = hasAssertions
-    ? parseAssertions(input.assertions!, {
-        observationId: id,
-        kind: input.kind,
-        occurredAt: input.occurredAt,
-      })
+    ? parseAssertions(
+        input.assertions!,
+        { observationId: id, kind: input.kind, occurredAt: input.occurredAt },
+        principal,
+      )
     : null;
   const episodeChunks = new Map<number, EpisodeChunkDraft[]>();
   for (const [i, a] of (assertions ?? []).entries()) {

@@ -1,3 +1,4 @@
+import { type Principal, scopeAssignmentError } from '../../auth/principal.js';
 /**
  * Assertion projection: what an observation's structured `assertions` become in the graph,
  * inside the observation's own transaction (and savepoint).
@@ -65,6 +66,7 @@ export type ParsedAssertion =
 export function parseAssertions(
   raw: readonly unknown[],
   observation: { observationId: string; kind: string; occurredAt: Date },
+  principal: Principal,
 ): ParsedAssertion[] {
   let keyless = 0;
   return raw.map((item): ParsedAssertion => {
@@ -78,6 +80,9 @@ export function parseAssertions(
       };
     }
     const a = parsed.data;
+    const refused = scopeAssignmentError(principal, a.entity?.scopes ?? a.fact?.scopes);
+    if (refused)
+      return { ok: false, kind: assertionKind(item), code: refused.code, message: refused.message };
     if (a.entity) return { ok: true, kind: 'entity', value: a.entity };
     if (a.fact) return { ok: true, kind: 'fact', value: a.fact };
     const episode = a.episode!;
@@ -221,7 +226,7 @@ export function assertedEntity(
   return {
     key: e.key,
     kind: e.kind,
-    title: e.title ?? e.key,
+    title: e.title ?? null,
     attributes: e.attributes ?? null,
     validFrom: e.validFrom ?? ctx.occurredAt,
     scopes,

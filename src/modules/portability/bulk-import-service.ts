@@ -1,5 +1,5 @@
 import { assertCanWrite, visibilityParam } from '../../auth/principal.js';
-import { parseInput } from '../../errors.js';
+import { forbidden, parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
 import {
   allowLongImportStatements,
@@ -64,18 +64,28 @@ export interface ImportFinish {
 export class BulkImportService {
   constructor(private readonly scope: RequestScope) {}
 
-  /** `force` overrides the size rule (measurements, operators who know better). */
+  /**
+   * `force` overrides the size rule (measurements, operators who know better). The vector index
+   * serves every namespace, so only an admin may drop it: for anyone else the plan is KEEP, and
+   * asking for REBUILD is FORBIDDEN.
+   */
   async beginImport(
     namespace: string,
     expectedObservations: number,
     force?: VectorIndexPlan | null,
   ): Promise<ImportPlan> {
     const ns = parseInput(namespaceSchema, namespace, 'namespace');
-    assertCanWrite(this.scope.principal, ns);
+    const { principal } = this.scope;
+    assertCanWrite(principal, ns);
+    if (force === 'REBUILD' && !principal.admin) {
+      throw forbidden('Only an admin may rebuild the vector index: it serves every namespace.');
+    }
     const indexed = await countEmbeddedChunks(this.scope.db);
     const rebuild = force
       ? force === 'REBUILD'
-      : expectedObservations >= REBUILD_MIN_ROWS && expectedObservations >= indexed * REBUILD_MIN_SHARE;
+      : principal.admin &&
+        expectedObservations >= REBUILD_MIN_ROWS &&
+        expectedObservations >= indexed * REBUILD_MIN_SHARE;
     if (rebuild) await dropVectorIndex(this.scope.db);
     return { vectorIndex: rebuild ? 'REBUILD' : 'KEEP', indexedChunks: indexed };
   }
@@ -117,7 +127,7 @@ export class BulkImportService {
         projected.push({ index, value: raw });
         return;
       }
-      const screened = screenObservation(ns, index, input, firstIndexOf);
+      const screened = screenObservation(ns, index, input, firstIndexOf, this.scope.principal);
       if ('result' in screened) results.push(screened.result);
       else plain.push({ index, id: screened.id, input });
     });
@@ -150,7 +160,9 @@ export class BulkImportService {
     const now = new Date();
     const names = await this.actorNames(ns, fresh);
     const language = await chunkLanguageFor(this.scope, ns);
-    const drafts = fresh.map((c) => draftOf(c.index, c.id, c.input, now, names, language));
+    const drafts = fresh.map((c) =>
+      draftOf(c.index, c.id, c.input, now, names, language, this.scope.principal),
+    );
     await this.embed(drafts);
     // Indexed as the online path indexes: turns with their neighbours, linked to their entities
     // (both bounded by the batch: only the new turns' neighbourhoods are re-read).

@@ -265,12 +265,31 @@ export interface NamespaceDigest {
   digest: string;
 }
 
+/**
+ * Columns derived from memory by indexing: vectors from the embedder, the contextual search
+ * text and its language. `memgate reindex` rebuilds them from the same records, so the digest
+ * leaves them out: it says whether two databases hold the same memory.
+ */
+const DERIVED_COLUMNS: Partial<Record<RecordType, readonly string[]>> = {
+  chunk: ['embedding', 'search_text', 'own_search_text', 'ts_config'],
+};
+
+/** The record as the digest sees it: without derived columns. */
+export function memoryOf(record: ExportRecord): ExportRecord {
+  const derived = DERIVED_COLUMNS[record.type];
+  if (!derived) return record;
+  const data = { ...record.data };
+  for (const column of derived) delete data[column];
+  return { type: record.type, data };
+}
+
 /** The packs line of `checksums`: registered domain packs are shared, not any namespace's own. */
 export const PACKS_DIGEST = '(domain packs)';
 
 /**
- * One digest per namespace over exactly what an export of it carries; a namespace's digest
- * covers the domain packs it enables. Equal before and after a restore, import or move.
+ * One digest per namespace over what an export of it carries, derived index columns left out;
+ * a namespace's digest covers the domain packs it enables. Equal before and after a restore,
+ * import, move or reindex.
  */
 export async function checksums(
   db: Database,
@@ -299,7 +318,7 @@ export async function checksums(
       if (record.type === 'namespace_settings') {
         enabled.set(String(record.data.namespace), new Set(record.data.packs as string[]));
       }
-      digests.get(String(record.data.namespace))?.add(record);
+      digests.get(String(record.data.namespace))?.add(memoryOf(record));
       onProgress?.(++done, total);
     },
   );

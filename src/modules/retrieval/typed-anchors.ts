@@ -5,7 +5,7 @@
  */
 import { type CompiledKind, type NamespaceSchema, kindSpellings } from '../../domain/domain-pack.js';
 import { type KeyTemplate, fillTemplate, likePattern, matchTemplate } from '../../domain/key-template.js';
-import { MAX_MATCH_INPUT } from '../../domain/regex-safety.js';
+import { MAX_MATCH_INPUT, type MatchBudget } from '../../domain/regex-safety.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { type AnchorCandidate, matchAnchorCandidates, nearestOwners } from './store/typed-traversal-store.js';
 import { type AnchorResolution, type ResolutionRoute, TYPED_LIMITS } from './typed-context-model.js';
@@ -23,6 +23,8 @@ interface Resolution {
   namespace: string;
   schema: NamespaceSchema;
   anchors: readonly Anchor[];
+  /** Time the request may still spend matching id patterns (shared by its namespaces). */
+  budget: MatchBudget;
   out: AnchorResolution[][];
 }
 
@@ -33,8 +35,9 @@ export async function resolveAnchors(
   schema: NamespaceSchema,
   anchors: readonly Anchor[],
   allowSemantic: boolean,
+  budget: MatchBudget,
 ): Promise<AnchorResolution[][]> {
-  const r: Resolution = { scope, namespace, schema, anchors, out: anchors.map(() => []) };
+  const r: Resolution = { scope, namespace, schema, anchors, budget, out: anchors.map(() => []) };
   await matchRoute(r, 'exact', exactCandidates(r, pending(r)));
   await matchRoute(
     r,
@@ -130,26 +133,19 @@ function patternCandidates(r: Resolution, i: number): Candidate[] {
   const kinds = kindsOf(r, a.kind);
   let ord = 0;
   const next = () => ord++;
-  return extractIds(def, a.value.slice(0, MAX_MATCH_INPUT)).flatMap((x) =>
+  return extractIds(def, a.value.slice(0, MAX_MATCH_INPUT), r.budget).flatMap((x) =>
     extractedCandidates(i, kinds, def, x, next),
   );
 }
 
 /** What each idPattern finds in the value (its first five matches): group `id`, else the first, else the match. */
-function extractIds(def: CompiledKind, value: string): Extracted[] {
+function extractIds(def: CompiledKind, value: string, budget: MatchBudget): Extracted[] {
   const found: Extracted[] = [];
   for (const p of def.idPatterns) {
-    const re = new RegExp(p.re.source, p.re.flags.includes('g') ? p.re.flags : `${p.re.flags}g`);
-    let matches = 0;
-    for (const m of value.matchAll(re)) {
-      if (matches >= 5) break;
-      matches += 1;
-      const groups = Object.fromEntries(
-        Object.entries(m.groups ?? {}).filter(
-          (e): e is [string, string] => typeof e[1] === 'string' && e[1] !== '',
-        ),
-      );
-      const id = groups.id ?? m[1] ?? m[0];
+    if (budget.exhausted) break;
+    for (const m of budget.charge(() => p.re.findAll(value, 5))) {
+      const groups = { ...m.groups };
+      const id = groups.id ?? m.firstGroup ?? m.text;
       if (id) found.push({ id, groups, pattern: p.source });
     }
   }

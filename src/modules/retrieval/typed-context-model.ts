@@ -14,6 +14,8 @@ export const TYPED_LIMITS = {
   edgesPerLevel: 2000,
   /** Minimum cosine similarity for a semantic anchor. */
   semanticMinScore: 0.3,
+  /** Time one request may spend matching anchors against id patterns, in total. */
+  patternBudgetMs: 250,
 } as const;
 
 /** A traversal step with its defaults filled in. */

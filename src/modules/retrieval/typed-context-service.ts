@@ -28,6 +28,7 @@ import { canonicalJson, sha256Hex } from '../../domain/ids.js';
 import { badInput, parseInput } from '../../errors.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import type { FactRow } from '../../kernel/store/fact-store.js';
+import { MatchBudget } from '../../domain/regex-safety.js';
 import { kindSchema, namespaceSchema } from '../../kernel/validation.js';
 import { schemaPolicyFor } from '../domain-packs/index.js';
 import { type EntityAsOf, entitiesAsOf, insertTypedTraces } from './store/typed-traversal-store.js';
@@ -152,19 +153,27 @@ export class TypedContextService {
     const namespaces = [...new Set(input.namespaces)];
     for (const ns of namespaces) assertCanRead(this.scope.principal, ns);
     const request = typedRequestOf(input, namespaces);
+    const patternBudget = new MatchBudget(TYPED_LIMITS.patternBudgetMs);
     const walks: NamespaceWalk[] = [];
-    for (const ns of namespaces) walks.push(await this.walkNamespace(request, ns));
+    for (const ns of namespaces) walks.push(await this.walkNamespace(request, ns, patternBudget));
     const result = assembleResult(walks, anchorReports(input.anchors, walks));
     const traceId = traceIdOf(this.scope.principal.id, request, walks, result);
     const warnings = walks.flatMap((w) => w.warnings);
     if (!(await this.saveTraces(traceId, request, walks))) {
       warnings.push('trace_not_saved: the trace of this traversal could not be stored');
     }
+    if (patternBudget.exhausted) {
+      warnings.push('pattern_budget_exhausted: some anchors were not matched against id patterns');
+    }
     return { ...result, warnings, traceId };
   }
 
   /** Resolves the anchors in one namespace, walks the steps from them, reads what was reached. */
-  private async walkNamespace(request: TypedRequest, ns: string): Promise<NamespaceWalk> {
+  private async walkNamespace(
+    request: TypedRequest,
+    ns: string,
+    patternBudget: MatchBudget,
+  ): Promise<NamespaceWalk> {
     const { input, asOf, now } = request;
     const db = this.scope.db;
     const visibleScopes = this.scope.principal.scopes;
@@ -175,6 +184,7 @@ export class TypedContextService {
       schema,
       input.anchors,
       Boolean(input.allowSemantic),
+      patternBudget,
     );
     const state = anchorsReached(resolutions);
     const anchorKeys = sortKeys([...state.reached.keys()]);

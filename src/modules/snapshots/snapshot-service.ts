@@ -18,7 +18,12 @@
  * REJECTED alone and still counts as listed (nothing it names is closed or staled).
  */
 import { z } from 'zod';
-import { assertCanWrite, visibilityParam } from '../../auth/principal.js';
+import {
+  type Principal,
+  assertCanWrite,
+  scopeAssignmentError,
+  visibilityParam,
+} from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import { canonicalJson, sha256Hex } from '../../domain/ids.js';
 import { conflict, keyUnavailable, parseInput } from '../../errors.js';
@@ -155,6 +160,8 @@ interface Reconciliation {
   at: Date;
   now: Date;
   principalId: string;
+  /** Whose scopes a listed item may carry (scope assignment). */
+  principal: Principal;
   vis: string[] | null;
   policy: SchemaPolicy;
 }
@@ -238,6 +245,7 @@ export class SnapshotService {
       at: snap.observedAt,
       now,
       principalId: this.scope.principal.id,
+      principal: this.scope.principal,
       vis: visibilityParam(this.scope.principal),
       policy: schemaPolicyFor(this.scope),
     };
@@ -297,7 +305,9 @@ function parseListed(r: Reconciliation): ListedItems {
     const key = keyOf(item);
     if (key !== null) listedKeys.add(key);
     const parsed = snapshotEntitySchema.safeParse(item);
+    const refused = parsed.success ? scopeAssignmentError(r.principal, parsed.data.scopes) : null;
     if (!parsed.success) entityResults.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error), key));
+    else if (refused) entityResults.push(rejected(index, refused.code, refused.message, key));
     else if (seenKeys.has(parsed.data.key)) {
       entityResults.push({
         index,
@@ -315,7 +325,9 @@ function parseListed(r: Reconciliation): ListedItems {
   const seenTriples = new Set<string>();
   r.relationsRaw.forEach((item, index) => {
     const parsed = snapshotRelationSchema.safeParse(item);
+    const refused = parsed.success ? scopeAssignmentError(r.principal, parsed.data.scopes) : null;
     if (!parsed.success) relationResults.push(rejected(index, 'BAD_USER_INPUT', describe(parsed.error)));
+    else if (refused) relationResults.push(rejected(index, refused.code, refused.message));
     else if (seenTriples.has(tripleKey(parsed.data))) {
       relationResults.push({ index, status: 'DUPLICATE', message: 'listed twice in this snapshot' });
     } else {

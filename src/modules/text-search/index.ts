@@ -3,5 +3,6 @@ export {
   assertTextSearchAvailable,
   chunkLanguageFor,
   languageTextOf,
+  resumeTextSearchReindexes,
 } from './text-search-service.js';
 export type { ChunkLanguage } from './text-search-service.js';

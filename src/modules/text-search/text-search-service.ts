@@ -10,6 +10,7 @@ import {
   countChunksByConfig,
   findNamespaceTextSearch,
   findTextSearchReindex,
+  runningTextSearchReindexes,
   listTextSearchConfigs,
   recordReindexProgress,
   saveNamespaceTextSearch,
@@ -169,46 +170,12 @@ export class TextSearchService {
     return this.status(ns);
   }
 
-  private async reindex(
+  private reindex(
     ns: string,
     textSearch: string,
     onProgress?: (done: number, total: number) => void | Promise<void>,
   ): Promise<void> {
-    const db = this.scope.db;
-    const { total } = await startTextSearchReindex(db, ns, textSearch);
-    const language = await languageOf(this.scope.deps.db, textSearch);
-    let after = 0;
-    let done = 0;
-    try {
-      for (;;) {
-        const batch = await chunkTextsAfter(db, ns, after, REINDEX_BATCH);
-        if (batch.length === 0) break;
-        await db.transaction('reindexTextSearch', async (tx) => {
-          await setChunkConfigs(
-            tx,
-            ns,
-            batch.map((c) => c.chunkId),
-            batch.map((c) => language(c.languageText)),
-          );
-          done += batch.length;
-          await recordReindexProgress(tx, ns, done, 'RUNNING');
-        });
-        await onProgress?.(done, Math.max(total, done));
-        after = batch[batch.length - 1]!.chunkId;
-        // The embedded database runs in this process: give waiting requests their turn.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      await recordReindexProgress(db, ns, done, 'DONE');
-    } catch (error) {
-      await recordReindexProgress(
-        db,
-        ns,
-        done,
-        'FAILED',
-        'the re-derivation stopped; set the language again to resume',
-      );
-      throw error;
-    }
+    return rederive(this.scope.db, this.scope.deps.db, ns, textSearch, { onProgress });
   }
 
   private view(row: TextSearchReindexRow, counted: boolean): ReindexView {
@@ -222,4 +189,80 @@ export class TextSearchService {
       finishedAt: row.finishedAt,
     };
   }
+}
+
+/**
+ * Re-derives every chunk of a namespace in `textSearch`, batch by batch, recording progress;
+ * `stopped` is asked between batches (a closing gateway leaves the run RUNNING, to resume).
+ */
+async function rederive(
+  db: Queryable & Pick<Database, 'transaction'>,
+  configs: Database,
+  ns: string,
+  textSearch: string,
+  options: { onProgress?: (done: number, total: number) => void | Promise<void>; stopped?: () => boolean },
+): Promise<void> {
+  const { total } = await startTextSearchReindex(db, ns, textSearch);
+  const language = await languageOf(configs, textSearch);
+  let after = 0;
+  let done = 0;
+  try {
+    for (;;) {
+      if (options.stopped?.()) return;
+      const batch = await chunkTextsAfter(db, ns, after, REINDEX_BATCH);
+      if (batch.length === 0) break;
+      await db.transaction('reindexTextSearch', async (tx) => {
+        await setChunkConfigs(
+          tx,
+          ns,
+          batch.map((c) => c.chunkId),
+          batch.map((c) => language(c.languageText)),
+        );
+        done += batch.length;
+        await recordReindexProgress(tx, ns, done, 'RUNNING');
+      });
+      await options.onProgress?.(done, Math.max(total, done));
+      after = batch[batch.length - 1]!.chunkId;
+      // The embedded database runs in this process: give waiting requests their turn.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await recordReindexProgress(db, ns, done, 'DONE');
+  } catch (error) {
+    await recordReindexProgress(
+      db,
+      ns,
+      done,
+      'FAILED',
+      'the re-derivation stopped; set the language again to resume',
+    );
+    throw error;
+  }
+}
+
+/**
+ * At start: re-derivations left RUNNING by a process that died (kill -9, power loss) start
+ * over in the background — re-deriving a chunk twice gives the same row, so a run another
+ * gateway still drives is only repeated, never corrupted. `stop()` ends it between batches.
+ */
+export function resumeTextSearchReindexes(
+  db: Database,
+  logger: { info(msg: string, meta?: object): void; error(msg: string, meta?: object): void },
+): { done: Promise<void>; stop(): Promise<void> } {
+  let stopped = false;
+  const done = (async () => {
+    for (const run of await runningTextSearchReindexes(db)) {
+      if (stopped) return;
+      logger.info('resuming an interrupted text-search re-derivation', { namespace: run.namespace });
+      await rederive(db, db, run.namespace, run.textSearch, { stopped: () => stopped });
+    }
+  })().catch((error) => {
+    if (!stopped) logger.error('text-search re-derivation could not resume', { error: String(error) });
+  });
+  return {
+    done,
+    async stop() {
+      stopped = true;
+      await done;
+    },
+  };
 }

@@ -9,7 +9,7 @@ const VectorIndexPlanEnum = builder.enumType('VectorIndexPlan', {
     KEEP: { description: 'New chunks go into the live index as they are written.' },
     REBUILD: {
       description:
-        'The index is dropped for the load and built once by finishImport; meanwhile vector search runs as an exact scan.',
+        'The index is dropped for the load and built once by finishImport; meanwhile vector search runs as an exact scan. The index serves every namespace: only an admin may drop it.',
     },
   },
 });
@@ -28,7 +28,7 @@ builder.mutationFields((t) => ({
   beginImport: t.field({
     type: ImportPlanRef,
     description:
-      'Starts a bulk import of about `observations` items: a load that is large next to what is indexed drops the vector index, to be built once by finishImport.',
+      'Starts a bulk import of about `observations` items: a load that is large next to what is indexed drops the vector index, to be built once by finishImport. Only an admin drops it (the index serves every namespace); for anyone else the plan is KEEP and asking for REBUILD is FORBIDDEN.',
     args: {
       namespace: t.arg.string({ required: true }),
       observations: t.arg.int({ required: true }),

@@ -7,7 +7,7 @@ builder.mutationFields((t) => ({
   configureContextWindow: t.field({
     type: 'JSON',
     description:
-      'Sets how many previous and next turns of the same session or stream each short observation is indexed with (0–5 each; both omitted = the default 2 and 1; 0 and 0 = off) and re-indexes the namespace. Answers {namespace, previous, next, reindexedChunks}.',
+      'Sets how many previous and next turns of the same session or stream each short observation is indexed with (0–5 each; both omitted = the default 2 and 1; 0 and 0 = off) and re-indexes the namespace. Admins only (or a principal that sees every scope): the re-index touches every chunk. Answers {namespace, previous, next, reindexedChunks}.',
     args: {
       namespace: t.arg.string({ required: true }),
       previous: t.arg.int(),

@@ -110,6 +110,17 @@ export async function findTextSearchReindex(
   return rows[0] ?? null;
 }
 
+/** Re-derivations recorded as RUNNING, in every namespace. */
+export async function runningTextSearchReindexes(
+  q: Queryable,
+): Promise<(TextSearchReindexRow & { namespace: string })[]> {
+  const { rows } = await q.query<TextSearchReindexRow & { namespace: string }>(
+    `/* runningTextSearchReindexes */ SELECT namespace, ${REINDEX_COLUMNS} FROM text_search_reindex
+     WHERE state = 'RUNNING' ORDER BY namespace`,
+  );
+  return rows;
+}
+
 export interface ChunkTextRow {
   chunkId: number;
   /** Heading and text: what a chunk's language is detected from (never the title). */
