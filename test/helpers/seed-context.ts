@@ -42,7 +42,7 @@ export interface Pack {
 }
 
 const ITEM = `kind id namespace text title sourcePath score tokenEstimate conflict
-  signals { rrf exactId entity entities scope current evidence freshness label terms asking newer channels { channel rank score } }`;
+  signals { rrf exactId entity entities scope current evidence freshness label terms asking newer state channels { channel rank score } }`;
 
 export const CONTEXT_QUERY = /* GraphQL */ `
   query Context($input: ContextInput!) {
