@@ -56,7 +56,11 @@ export function currentStateItems(rows: StateRows, query: string): Scored[] {
   const unmatched: Candidate[] = [];
   for (const entity of rows.entities) {
     const facts = rows.facts.filter((f) => f.entity === entity.key && f.namespace === entity.namespace);
-    const ranked = rankFacts(facts.filter((f) => f.current), entity, words);
+    const ranked = rankFacts(
+      facts.filter((f) => f.current),
+      entity,
+      words,
+    );
     const attributes = attributeItem(entity, words);
     const items = attributes ? [...ranked, attributes].sort(byMatch) : ranked;
     for (const r of items) {
@@ -80,7 +84,11 @@ function byMatch(a: Ranked, b: Ranked): number {
 }
 
 /** Current facts by match, then the newer first (arrival order breaking equal starts). */
-function rankFacts(facts: readonly StateFactRow[], entity: StateEntityRow, words: readonly string[]): Ranked[] {
+function rankFacts(
+  facts: readonly StateFactRow[],
+  entity: StateEntityRow,
+  words: readonly string[],
+): Ranked[] {
   return facts
     .map((f) => {
       const other = f.subject === entity.key ? f.objectTitle : f.subjectTitle;
@@ -104,7 +112,9 @@ function historyOf(current: Candidate, facts: readonly StateFactRow[]): Candidat
   if (!row) return [];
   const side = row.subject === row.entity ? 'subject' : 'object';
   return facts
-    .filter((f) => !f.current && f.predicate === row.predicate && f[side] === row[side] && f.factId !== row.factId)
+    .filter(
+      (f) => !f.current && f.predicate === row.predicate && f[side] === row[side] && f.factId !== row.factId,
+    )
     .sort((a, b) => Date.parse(b.validFrom) - Date.parse(a.validFrom))
     .slice(0, HISTORY_PER_FACT)
     .map((f) => factCandidate(f, true));
@@ -122,7 +132,9 @@ function factCandidate(f: StateFactRow, history: boolean): Candidate {
     globalId: globalId('Fact', f.namespace, f.factId),
     section: 'CURRENT_STATE',
     title: f.subjectTitle,
-    text: history ? `[history${f.status === 'SUPERSEDED' ? ', superseded' : ', closed'}] ${sentence}` : sentence,
+    text: history
+      ? `[history${f.status === 'SUPERSEDED' ? ', superseded' : ', closed'}] ${sentence}`
+      : sentence,
     sourcePath: f.sourcePath,
     scopes: f.scopes,
     time: validFrom,
@@ -163,7 +175,10 @@ function attributeItem(entity: StateEntityRow, words: readonly string[]): Ranked
       .join('; ');
     return notes ? `${name}: ${value} (${notes})` : `${name}: ${value}`;
   });
-  const head = entity.title === entity.key ? `${entity.title} (${entity.kind})` : `${entity.title} (${entity.kind}, ${entity.key})`;
+  const head =
+    entity.title === entity.key
+      ? `${entity.title} (${entity.kind})`
+      : `${entity.title} (${entity.kind}, ${entity.key})`;
   const text = `${head} — ${parts.join('; ')}`;
   return {
     match: scored[0]?.match ?? 0,
@@ -211,7 +226,9 @@ function changedAt(entity: StateEntityRow, name: string, current: string): strin
     if (!(name in v.attributes) || valueText(v.attributes[name]) !== current) break;
     since = v.validFrom;
   }
-  const changed = entity.previous.some((v) => name in v.attributes && valueText(v.attributes[name]) !== current);
+  const changed = entity.previous.some(
+    (v) => name in v.attributes && valueText(v.attributes[name]) !== current,
+  );
   return changed && since ? formatInstant(new Date(since)) : null;
 }
 

@@ -16,8 +16,45 @@ const STOP_WORDS = new Set(
 
 /** Words that ask for the same thing, by the shapes predicates and attribute names take. */
 const PARAPHRASES: readonly (readonly string[])[] = [
-  ['lead', 'leads', 'led', 'leader', 'head', 'heads', 'manage', 'manages', 'manager', 'run', 'runs', 'charge', 'owner', 'owns', 'own', 'responsible', 'lead_by', 'leads_by'],
-  ['location', 'where', 'based', 'live', 'lives', 'living', 'located', 'city', 'town', 'home', 'address', 'lives_in', 'based_in', 'reside', 'resides', 'country', 'office'],
+  [
+    'lead',
+    'leads',
+    'led',
+    'leader',
+    'head',
+    'heads',
+    'manage',
+    'manages',
+    'manager',
+    'run',
+    'runs',
+    'charge',
+    'owner',
+    'owns',
+    'own',
+    'responsible',
+    'lead_by',
+    'leads_by',
+  ],
+  [
+    'location',
+    'where',
+    'based',
+    'live',
+    'lives',
+    'living',
+    'located',
+    'city',
+    'town',
+    'home',
+    'address',
+    'lives_in',
+    'based_in',
+    'reside',
+    'resides',
+    'country',
+    'office',
+  ],
   ['provider', 'vendor', 'supplier', 'use', 'uses', 'using', 'used', 'service', 'platform'],
   ['date', 'when', 'day', 'deadline', 'scheduled', 'schedule', 'planned', 'due', 'time'],
   ['email', 'contact', 'phone', 'reach', 'mail'],
@@ -96,8 +133,8 @@ export function relationMatch(queryWords: readonly string[], relation: string, v
  */
 export function nameWords(query: string, max = 12): string[] {
   // Identifiers keep their inner punctuation ("INC-42", "api.v2"): a title may start with one.
-  const identifiers = (query.normalize('NFKC').match(/[\p{L}\p{N}]+(?:[-_./:#][\p{L}\p{N}]+)+/gu) ?? []).map((t) =>
-    t.toLowerCase(),
+  const identifiers = (query.normalize('NFKC').match(/[\p{L}\p{N}]+(?:[-_./:#][\p{L}\p{N}]+)+/gu) ?? []).map(
+    (t) => t.toLowerCase(),
   );
   const words = contentWords(query).filter((w) => w.length >= 3 && w !== 'where' && w !== 'when');
   return [...new Set([...identifiers, ...words])].slice(0, max);

@@ -166,4 +166,3 @@ export async function currentStateOf(
   const row = rows[0];
   return { entities: row?.entities ?? [], facts: row?.facts ?? [] };
 }
-
