@@ -278,7 +278,8 @@ export async function runUpdateEval(options: {
         const list = outcomes.get(reader)!;
         const byKind: UpdateRun['byKind'] = {};
         for (const o of list) {
-          const k = (byKind[o.kind] ??= { total: 0, ok: 0 });
+          const k = byKind[o.kind] ?? { total: 0, ok: 0 };
+          byKind[o.kind] = k;
           k.total += 1;
           if (o.ok) k.ok += 1;
         }
