@@ -224,6 +224,17 @@ export function section(pack: Pick<Pack, 'sections'>, kind: string): PackItem[] 
   return pack.sections.find((s) => s.kind === kind)?.items ?? [];
 }
 
+/**
+ * Facts served as holding (at asOf): those of the leading CURRENT_STATE section (its history
+ * lines aside), then RELEVANT_FACTS.
+ */
+export function servedFacts(pack: Pick<Pack, 'sections'>): PackItem[] {
+  const state = section(pack, 'CURRENT_STATE').filter(
+    (i) => i.kind === 'fact' && !i.text.startsWith('[history'),
+  );
+  return [...state, ...section(pack, 'RELEVANT_FACTS')];
+}
+
 /** Every table of the public schema whose rows, as text, contain `marker` (case-sensitive). */
 export async function tablesContaining(db: Database, marker: string): Promise<string[]> {
   const { rows } = await db.query<{ name: string }>(

@@ -119,7 +119,8 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
   const builder = new PackBuilder(req.budgetTokens, deps.charsPerToken, mask);
   const ephemeral = mask(ephemeralText(req.ephemeralContext));
   builder.packCurrent(ephemeral);
-  builder.offerState(currentStateItems(state, plan.query));
+  const stateItems = currentStateItems(state, plan.query);
+  builder.offerState(stateItems);
   const floor = pool.context.queryVector !== null ? req.maxDistance : null;
   builder.offer(builder.applyFloor(scored, floor), false);
   await stages.run('expand', () => expandMultiHop(plan, deps.db, runner, pool, builder, signals));
@@ -133,7 +134,7 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
     runner,
     pool,
     builder,
-    scored,
+    scored: [...stateItems, ...scored],
   });
   stages.end();
   return {

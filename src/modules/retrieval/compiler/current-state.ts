@@ -63,16 +63,18 @@ export function currentStateItems(rows: StateRows, query: string): Scored[] {
     );
     const attributes = attributeItem(entity, words);
     const items = attributes ? [...ranked, attributes].sort(byMatch) : ranked;
-    for (const r of items) {
-      if (r.match === 0) {
-        unmatched.push(r.candidate);
-        continue;
-      }
+    const matched = items.filter((r) => r.match > 0);
+    // An entity the query names without asking anything of it: an overview of what holds. An
+    // anchor without a question of it is served by the channels (RELEVANT_FACTS, RELATED_ENTITIES).
+    if (matched.length === 0 && entity.prio > 0) unmatched.push(...items.map((r) => r.candidate));
+    for (const r of matched) {
+      if (ordered.includes(r.candidate)) continue;
       ordered.push(r.candidate);
-      if (r.candidate.kind === 'fact') ordered.push(...historyOf(r.candidate, facts));
+      if (r.candidate.kind !== 'fact') continue;
+      ordered.push(...conflictPartners(r.candidate, items, ordered), ...historyOf(r.candidate, facts));
     }
   }
-  const all = [...ordered, ...unmatched.slice(0, UNMATCHED_ITEMS)];
+  const all = [...ordered, ...unmatched.filter((c) => !ordered.includes(c)).slice(0, UNMATCHED_ITEMS)];
   return all.map((candidate, i) => {
     const state = 1 - i / 1000;
     return { candidate, score: state, signals: { ...NO_SIGNALS, state } };
@@ -104,6 +106,18 @@ function rankFacts(
         (a.row.factId < b.row.factId ? -1 : 1),
     )
     .map((r) => ({ candidate: factCandidate(r.row, false), match: r.match }));
+}
+
+/** The other versions of an open conflict, listed right after the first: served together or not at all. */
+function conflictPartners(
+  fact: Candidate,
+  items: readonly Ranked[],
+  listed: readonly Candidate[],
+): Candidate[] {
+  if (!fact.conflict) return [];
+  return items
+    .map((r) => r.candidate)
+    .filter((c) => c.kind === 'fact' && fact.conflictsWith.includes(c.localId) && !listed.includes(c));
 }
 
 /** Closed versions of the same relation of the same entity, newest first. */

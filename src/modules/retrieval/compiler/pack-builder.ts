@@ -104,11 +104,24 @@ export class PackBuilder {
    * together there); what does not fit is dropped OVER_BUDGET and may not come back later.
    */
   offerState(items: readonly Scored[]): void {
-    for (const s of items) {
-      this.stateKeys.add(s.candidate.key);
-      this.scored.set(s.candidate.key, s);
-      const entry = this.entryOf(s);
-      this.record(this.packer.offer([entry]), new Map([[s.candidate.key, entry]]), false);
+    for (let i = 0; i < items.length; ) {
+      // The versions of an open conflict follow each other (current-state.ts): one group.
+      const first = items[i]!.candidate;
+      let end = i + 1;
+      while (
+        end < items.length &&
+        first.conflict &&
+        first.conflictsWith.includes(items[end]!.candidate.localId)
+      )
+        end += 1;
+      const group = items.slice(i, end);
+      const entries = new Map(group.map((s) => [s.candidate.key, this.entryOf(s)]));
+      for (const s of group) {
+        this.stateKeys.add(s.candidate.key);
+        this.scored.set(s.candidate.key, s);
+      }
+      this.record(this.packer.offer([...entries.values()]), entries, false);
+      i = end;
     }
   }
 
