@@ -92,6 +92,8 @@ export const documentInputSchema = z.object({
   scopes: z.array(scopeSchema).nullish(),
   links: z.array(keySchema).nullish(),
   provenance: jsonObjectSchema.nullish(),
+  occurredAt: z.date().nullish(),
+  validFrom: z.date().nullish(),
 });
 export type DocumentInput = z.infer<typeof documentInputSchema>;
 
@@ -543,7 +545,8 @@ function buildChunks(doc: PreparedDocument, language: ChunkLanguage): ChunkWrite
       scopes: doc.scopes,
       visibility: doc.visibility,
       observationId: null,
-      occurredAt: null,
+      // A back-filled document is held (asOf reads) from when it was written, not from today.
+      occurredAt: doc.input.occurredAt ?? null,
       pii: mark.pii,
       piiCategories: mark.categories,
       embedding: null,
