@@ -360,7 +360,11 @@ describe('context: the ContextPack over HTTP', () => {
       expect(pack.text).toBe('');
       expect(pack.budget.dropped.length).toBeGreaterThan(0);
       expect(pack.budget.dropped.every((d) => d.reason === 'OVER_BUDGET' && d.tokenEstimate > 5)).toBe(true);
-      expect(pack.emptyReason).toBeNull();
+      expect(pack.emptyReason).toBe('budget_too_small');
+      const smallest = Math.min(...pack.budget.dropped.map((d) => d.tokenEstimate));
+      expect(pack.warnings).toContain(
+        `budget_too_small: the smallest item found needs about ${smallest} tokens with its headers, the budget is 5`,
+      );
     });
 
     it('packs a budget exactly full; one token less drops something', async () => {
@@ -451,7 +455,7 @@ describe('context: the ContextPack over HTTP', () => {
       expect(allItems(pack)).toHaveLength(0);
       expect(pack.text).toBe('');
       expect(pack.emptyReason).toBe('no_relevant_memory');
-      expect(pack.warnings).toEqual([]);
+      expect(pack.warnings).toEqual(['no_relevant_memory: memory holds nothing that matches the query']);
       expect(pack.budget.dropped.length).toBeGreaterThan(0);
       expect(pack.budget.dropped.every((d) => d.reason === 'BELOW_RELEVANCE_FLOOR')).toBe(true);
       const trace = (await readTrace(gw, FLOOR, pack.traceId))!;
@@ -468,10 +472,11 @@ describe('context: the ContextPack over HTTP', () => {
       expect(pack.budget.dropped.map((d) => d.reason)).toContain('BELOW_RELEVANCE_FLOOR');
     });
 
-    it('an empty namespace is simply empty, not "no relevant memory"', async () => {
+    it('an empty namespace is not "no relevant memory": it holds nothing to read, and the pack says so', async () => {
       const pack = await compile(gw, { namespaces: ['nothing-here'], query: 'anything', maxDistance: 0.1 });
       expect(allItems(pack)).toHaveLength(0);
-      expect(pack.emptyReason).toBeNull();
+      expect(pack.emptyReason).toBe('unknown_namespace');
+      expect(pack.warnings).toEqual(['unknown_namespace: "nothing-here" hold(s) nothing you can read']);
     });
   });
 

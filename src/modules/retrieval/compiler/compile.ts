@@ -27,6 +27,7 @@ import { PackBuilder } from './pack-builder.js';
 import type { CompileDeps, CompileRequest, ContextPackValue } from './pack-types.js';
 import { planCompilation } from './plan.js';
 import { currentStateItems, readCurrentState } from './current-state.js';
+import { explainEmptyPack } from './empty-pack.js';
 import { runQueryChannels } from './query-channels.js';
 import { expandMultiHop } from './expand.js';
 import { ephemeralText } from './render.js';
@@ -136,6 +137,7 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
     builder,
     scored: [...stateItems, ...scored],
   });
+  await explainEmptyPack(assembled.pack, deps.db, req.namespaces, visibleScopes);
   stages.end();
   return {
     pack: assembled.pack,

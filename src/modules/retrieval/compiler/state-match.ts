@@ -102,7 +102,8 @@ export function contentWords(query: string, exclude: ReadonlySet<string> = new S
   );
 }
 
-function wordsMatch(q: string, f: string): boolean {
+/** Two words ask for the same thing: one stem, one a prefix of the other, or paraphrases. */
+export function wordsMatch(q: string, f: string): boolean {
   const a = stem(q);
   const b = stem(f);
   if (a === b) return true;
