@@ -61,8 +61,10 @@ export function readUpdateSet(file: string): UpdateSet {
   return setSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
 }
 
-export type Reader = 'context@400' | 'context@2000' | 'search@10';
-export const READERS: readonly Reader[] = ['context@400', 'context@2000', 'search@10'];
+/** `text@400`: the 400-token pack's texts alone (messages, documents): knowledge updates in text. */
+export type Reader = 'context@400' | 'context@2000' | 'search@10' | 'text@400';
+export const READERS: readonly Reader[] = ['context@400', 'context@2000', 'search@10', 'text@400'];
+const TEXT_SECTIONS = new Set(['RECENT_OBSERVATIONS', 'DOCUMENTS', 'EPISODES']);
 
 export interface QuestionOutcome {
   scenario: string;
@@ -230,12 +232,14 @@ async function answerItems(client: Client, ns: string, q: Question, reader: Read
     );
     return r.search.hits.map((h) => h.chunk.text);
   }
-  const budgetTokens = reader === 'context@400' ? 400 : 2000;
-  const r = await client.gql<{ context: { sections: { items: { text: string }[] }[] } }>(
-    'query($i: ContextInput!) { context(input: $i) { sections { items { text } } } }',
+  const budgetTokens = reader === 'context@2000' ? 2000 : 400;
+  const r = await client.gql<{ context: { sections: { kind: string; items: { text: string }[] }[] } }>(
+    'query($i: ContextInput!) { context(input: $i) { sections { kind items { text } } } }',
     { i: { namespaces: [ns], query: q.question, budgetTokens, asOf } },
   );
-  return r.context.sections.flatMap((s) => s.items.map((i) => i.text));
+  const sections =
+    reader === 'text@400' ? r.context.sections.filter((s) => TEXT_SECTIONS.has(s.kind)) : r.context.sections;
+  return sections.flatMap((s) => s.items.map((i) => i.text));
 }
 
 export async function runUpdateEval(options: {
