@@ -199,3 +199,94 @@ describe('context: the current state leads the pack', () => {
     expect(state.some((t) => t.startsWith('[history') || t.includes('LINKS_TO'))).toBe(false);
   });
 });
+
+describe('contradictions: single-valued predicates, set per namespace', () => {
+  let gw: TestGateway;
+  const ns = 'cardinality';
+  const livesIn = (id: string, occurredAt: string, city: string) => ({
+    ...message(id, occurredAt, `Priya lives in ${city} now.`),
+    assertions: [
+      { entity: { key: `city:${city.toLowerCase()}`, kind: 'city', title: city } },
+      { fact: { subject: 'person:priya', predicate: 'LIVES_IN', object: `city:${city.toLowerCase()}` } },
+    ],
+  });
+  const facts = async () => {
+    const res = await gw.gql<{
+      entity: {
+        facts: { edges: { node: { object: { key: string }; status: string; conflict: boolean } }[] };
+      };
+    }>(
+      `query { entity(namespace: "${ns}", key: "person:priya") {
+         facts(predicates: ["LIVES_IN"]) { edges { node { object { key } status conflict } } } } }`,
+    );
+    expect(res.errors).toBeUndefined();
+    return res.data!.entity.facts.edges.map((e) => e.node);
+  };
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    await upsertEntities(gw, ns, [{ key: 'person:priya', kind: 'person', title: 'Priya Nair' }]);
+  });
+
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('by default a predicate holds many values: two cities are both in force, no conflict', async () => {
+    await recordObservations(gw, 'cardinality-many', [
+      livesIn('a1', '2024-10-01T09:00:00Z', 'Berlin'),
+      livesIn('a2', '2024-10-12T09:00:00Z', 'Lisbon'),
+    ]);
+    const many = await gw.gql<{
+      entity: { facts: { edges: { node: { status: string; conflict: boolean } }[] } };
+    }>(
+      `query { entity(namespace: "cardinality-many", key: "person:priya") {
+         facts(predicates: ["LIVES_IN"]) { edges { node { status conflict } } } } }`,
+    );
+    expect(many.data!.entity.facts.edges.map((e) => e.node)).toEqual([
+      { status: 'ACTIVE', conflict: false },
+      { status: 'ACTIVE', conflict: false },
+    ]);
+    const res = await gw.gql<{ setPredicateCardinality: unknown }>(
+      `mutation { setPredicateCardinality(namespace: "${ns}", predicate: "LIVES_IN", cardinality: "ONE") }`,
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.setPredicateCardinality).toEqual({
+      status: 'UPDATED',
+      namespace: ns,
+      predicate: 'LIVES_IN',
+      cardinality: 'ONE',
+      singleValuedPredicates: ['LIVES_IN'],
+    });
+    const bad = await gw.gql(
+      `mutation { setPredicateCardinality(namespace: "${ns}", predicate: "LIVES_IN", cardinality: "SOME") }`,
+    );
+    expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('ONE: overlapping values without a supersession are an open conflict, served as one', async () => {
+    await recordObservations(gw, ns, [
+      livesIn('p1', '2024-10-01T09:00:00Z', 'Berlin'),
+      livesIn('p2', '2024-10-12T09:00:00Z', 'Lisbon'),
+    ]);
+    expect(await facts()).toEqual(
+      expect.arrayContaining([
+        { object: { key: 'city:berlin' }, status: 'ACTIVE', conflict: true },
+        { object: { key: 'city:lisbon' }, status: 'ACTIVE', conflict: true },
+      ]),
+    );
+    const pack = await compile(gw, { namespaces: [ns], query: 'Where does Priya live?', budgetTokens: 400 });
+    const state = texts(pack, 'CURRENT_STATE').filter((t) => t.includes('LIVES_IN'));
+    expect(state).toHaveLength(2);
+    expect(state.every((t) => t.endsWith('[CONFLICT: another version is also served]'))).toBe(true);
+    expect(pack.conflicts).toHaveLength(2);
+    expect(pack.warnings.some((w) => w.startsWith('open_conflict: 2 fact(s)'))).toBe(true);
+  });
+
+  it('MANY again lifts the rule for later writes; the settings list what is single-valued', async () => {
+    const res = await gw.gql<{ setPredicateCardinality: { singleValuedPredicates: string[] } }>(
+      `mutation { setPredicateCardinality(namespace: "${ns}", predicate: "LIVES_IN", cardinality: "MANY") }`,
+    );
+    expect(res.data!.setPredicateCardinality.singleValuedPredicates).toEqual([]);
+  });
+});

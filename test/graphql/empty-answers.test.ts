@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { writeTokensFile } from '../helpers/principals.js';
-import { compile, recordObservations } from '../helpers/seed-context.js';
+import { compile } from '../helpers/seed-context.js';
 
 // An empty answer says why: a namespace holding nothing the caller can read (unknown, or all
 // its rows hidden from the caller — answered alike), a budget smaller than any item, nothing
