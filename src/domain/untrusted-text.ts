@@ -16,6 +16,7 @@ export const CONTEXT_BANNER = '=== memgate context ===';
 /** Section headers of rendered context text, in pack order. */
 export const SECTION_HEADERS = {
   current: '## CURRENT',
+  currentState: '## CURRENT STATE',
   relevantFacts: '## RELEVANT FACTS',
   episodes: '## EPISODES',
   documents: '## DOCUMENTS',

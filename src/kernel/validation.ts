@@ -44,3 +44,11 @@ export const confidenceSchema = z
 export function visibilityScopes(scopes: readonly string[]): string[] {
   return [...new Set(scopes.filter(isVisibilityScope))].sort();
 }
+
+/** A fact's predicate (a relation name): any text but control characters. */
+export const predicateSchema = z
+  .string()
+  .min(1, 'predicate must not be empty')
+  .max(256, 'predicate must be at most 256 characters')
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+  .refine((p) => !/[\u0000-\u001f\u007f]/.test(p), 'predicate must not contain control characters');

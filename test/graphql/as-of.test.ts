@@ -10,6 +10,7 @@ import {
   recordObservations,
   retainDocuments,
   section,
+  servedFacts,
 } from '../helpers/seed-context.js';
 
 // `asOf` on every read kind, through `context` and `search`: what memory held at that instant.
@@ -161,7 +162,7 @@ describe('asOf: what memory held at an instant', () => {
       strategy: 'GRAPH',
       asOf: MARCH,
     });
-    const facts = section(pack, 'RELEVANT_FACTS').map((i) => i.text);
+    const facts = servedFacts(pack).map((i) => i.text);
     // The end date (September) lies after asOf: in March the ownership read as open.
     expect(facts).toContain('Carol owns Zeppelin (valid 2024-03-01T09:00Z → now)');
     // Valid since January, but only known from the May message: not held in March.
@@ -169,15 +170,13 @@ describe('asOf: what memory held at an instant', () => {
     // The document link was written today: not held in March either.
     expect(facts.some((t) => t.includes('LINKS_TO'))).toBe(false);
 
-    const june = section(
+    const june = servedFacts(
       await compile(gw, { namespaces: [NS], anchors: ['project:zeppelin'], strategy: 'GRAPH', asOf: JUNE }),
-      'RELEVANT_FACTS',
     ).map((i) => i.text);
     expect(june.some((t) => t.startsWith('Dave advises Zeppelin'))).toBe(true);
     // Without asOf the recorded end date shows.
-    const now = section(
+    const now = servedFacts(
       await compile(gw, { namespaces: [NS], anchors: ['project:zeppelin'], strategy: 'GRAPH' }),
-      'RELEVANT_FACTS',
     ).map((i) => i.text);
     expect(now.some((t) => t.startsWith('Carol owns'))).toBe(false); // ended in September
   });
@@ -204,9 +203,8 @@ describe('asOf: what memory held at an instant', () => {
       },
     ]);
     const at = async (asOf: string) =>
-      section(
+      servedFacts(
         await compile(gw, { namespaces: [NS], anchors: ['person:carol'], strategy: 'GRAPH', asOf }),
-        'RELEVANT_FACTS',
       ).map((i) => parseGlobalId(i.id)?.parts[1]);
     expect(await at(MARCH)).toContain(id);
     expect(await at('2024-01-15T00:00:00Z')).not.toContain(id);
@@ -247,7 +245,7 @@ describe('freshness', () => {
       anchors: ['service:billing'],
       query: 'billing invoices',
     });
-    const link = section(pack, 'RELEVANT_FACTS').find((i) => i.text.includes('LINKS_TO'));
+    const link = servedFacts(pack).find((i) => i.text.includes('LINKS_TO'));
     expect(link).toBeDefined();
     expect(link!.signals.freshness).toBe(0);
   });

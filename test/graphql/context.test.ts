@@ -20,6 +20,7 @@ import {
   redactObservation,
   retainDocuments,
   section,
+  servedFacts,
   supersedeFact,
   tablesContaining,
 } from '../helpers/seed-context.js';
@@ -27,6 +28,7 @@ import {
 const NS = 'ctx';
 const SECTION_ORDER = [
   'CURRENT',
+  'CURRENT_STATE',
   'RELEVANT_FACTS',
   'EPISODES',
   'DOCUMENTS',
@@ -140,16 +142,25 @@ describe('context: the ContextPack over HTTP', () => {
     await gw?.close();
   });
 
-  it('a HYBRID context costs at most 10 SQL statements: six channels, the hits read back (on native PostgreSQL while the anchored channels run; on PGlite, one statement at a time, with the anchored candidates), the anchored candidates read back, multi-hop (its hits read back in it), the trace', async () => {
+  it('a HYBRID context costs at most 11 SQL statements: six channels, the current state of the entities the query names, the hits read back (on native PostgreSQL while the anchored channels run; on PGlite, one statement at a time, with the anchored candidates), the anchored candidates read back, multi-hop (its hits read back in it), the trace', async () => {
     const res = await gw.gql<{ context: Pack }>(CONTEXT_QUERY, {
       input: { namespaces: [NS], query: 'deploy fails with E4021 on step 3', strategy: 'HYBRID' },
     });
     expect(res.errors).toBeUndefined();
     const trace = (await readTrace(gw, NS, res.data!.context.traceId))!;
     // Every channel ran, multi-hop included: the count below is the worst case of the path.
-    for (const channel of ['vector', 'lexical', 'exact', 'facts', 'graph', 'recent', 'multi_hop'])
+    for (const channel of [
+      'vector',
+      'lexical',
+      'exact',
+      'facts',
+      'graph',
+      'recent',
+      'multi_hop',
+      'current_state',
+    ])
       expect(trace.channels[channel], channel).toMatchObject({ status: 'ok' });
-    expect(res.extensions!.sql!.statements).toBeLessThanOrEqual(process.env.DATABASE_URL ? 10 : 9);
+    expect(res.extensions!.sql!.statements).toBeLessThanOrEqual(process.env.DATABASE_URL ? 11 : 10);
   });
 
   describe('strategies', () => {
@@ -171,7 +182,7 @@ describe('context: the ContextPack over HTTP', () => {
         'RECENT_OBSERVATIONS',
       ]);
       expect(section(pack, 'CURRENT')[0]!.text).toBe('task: continue the deploy investigation');
-      expect(section(pack, 'RELEVANT_FACTS').map((i) => i.text)).toContain(
+      expect(servedFacts(pack).map((i) => i.text)).toContain(
         'Alice works_on Apollo (valid 2024-05-01T10:00Z → now)',
       );
       const runbook = section(pack, 'DOCUMENTS').find((i) => i.text.includes('E4021'))!;
@@ -226,7 +237,7 @@ describe('context: the ContextPack over HTTP', () => {
       const pack = await compile(gw, { namespaces: [NS], anchors: ['project:apollo'], strategy: 'GRAPH' });
       expectWellFormed(pack, 8000);
       for (const c of channelsOf(pack)) expect(['graph', 'facts', 'multi_hop']).toContain(c);
-      const facts = section(pack, 'RELEVANT_FACTS').map((i) => i.text);
+      const facts = servedFacts(pack).map((i) => i.text);
       expect(facts).toContain('Alice works_on Apollo (valid 2024-05-01T10:00Z → now)');
       expect(facts.some((t) => t.startsWith('Apollo runs_on cluster:k8s-east'))).toBe(true);
       expect(section(pack, 'RELATED_ENTITIES').map((i) => i.title)).toEqual(
@@ -256,7 +267,7 @@ describe('context: the ContextPack over HTTP', () => {
         subject: { type: 'person', id: 'alice' },
         strategy: 'GRAPH',
       });
-      expect(section(pack, 'RELEVANT_FACTS').map((i) => i.text)).toContain(
+      expect(servedFacts(pack).map((i) => i.text)).toContain(
         'Alice works_on Apollo (valid 2024-05-01T10:00Z → now)',
       );
       expect(section(pack, 'RELATED_ENTITIES')[0]!.title).toBe('Alice');
@@ -282,7 +293,7 @@ describe('context: the ContextPack over HTTP', () => {
       const pack = await compile(gw, { namespaces: [NS], anchors: ['person:alice'] });
       expectWellFormed(pack, 8000);
       expect(channelsOf(pack).has('vector')).toBe(false);
-      expect(section(pack, 'RELEVANT_FACTS').length).toBeGreaterThan(0);
+      expect(servedFacts(pack).length).toBeGreaterThan(0);
     });
   });
 
@@ -349,7 +360,11 @@ describe('context: the ContextPack over HTTP', () => {
       expect(pack.text).toBe('');
       expect(pack.budget.dropped.length).toBeGreaterThan(0);
       expect(pack.budget.dropped.every((d) => d.reason === 'OVER_BUDGET' && d.tokenEstimate > 5)).toBe(true);
-      expect(pack.emptyReason).toBeNull();
+      expect(pack.emptyReason).toBe('budget_too_small');
+      const smallest = Math.min(...pack.budget.dropped.map((d) => d.tokenEstimate));
+      expect(pack.warnings).toContain(
+        `budget_too_small: the smallest item found needs about ${smallest} tokens with its headers, the budget is 5`,
+      );
     });
 
     it('packs a budget exactly full; one token less drops something', async () => {
@@ -440,7 +455,7 @@ describe('context: the ContextPack over HTTP', () => {
       expect(allItems(pack)).toHaveLength(0);
       expect(pack.text).toBe('');
       expect(pack.emptyReason).toBe('no_relevant_memory');
-      expect(pack.warnings).toEqual([]);
+      expect(pack.warnings).toEqual(['no_relevant_memory: memory holds nothing that matches the query']);
       expect(pack.budget.dropped.length).toBeGreaterThan(0);
       expect(pack.budget.dropped.every((d) => d.reason === 'BELOW_RELEVANCE_FLOOR')).toBe(true);
       const trace = (await readTrace(gw, FLOOR, pack.traceId))!;
@@ -457,10 +472,11 @@ describe('context: the ContextPack over HTTP', () => {
       expect(pack.budget.dropped.map((d) => d.reason)).toContain('BELOW_RELEVANCE_FLOOR');
     });
 
-    it('an empty namespace is simply empty, not "no relevant memory"', async () => {
+    it('an empty namespace is not "no relevant memory": it holds nothing to read, and the pack says so', async () => {
       const pack = await compile(gw, { namespaces: ['nothing-here'], query: 'anything', maxDistance: 0.1 });
       expect(allItems(pack)).toHaveLength(0);
-      expect(pack.emptyReason).toBeNull();
+      expect(pack.emptyReason).toBe('unknown_namespace');
+      expect(pack.warnings).toEqual(['unknown_namespace: "nothing-here" hold(s) nothing you can read']);
     });
   });
 
@@ -480,7 +496,7 @@ describe('context: the ContextPack over HTTP', () => {
         },
       ]);
       const pack = await compile(gw, { namespaces: [FACTS], anchors: ['svc:billing'], strategy: 'GRAPH' });
-      const facts = section(pack, 'RELEVANT_FACTS');
+      const facts = servedFacts(pack);
       const versions = facts.filter((i) => i.text.startsWith('svc:billing owned_by'));
       expect(versions).toHaveLength(2);
       expect(versions.every((v) => v.conflict)).toBe(true);
@@ -496,9 +512,7 @@ describe('context: the ContextPack over HTTP', () => {
         strategy: 'GRAPH',
         budgetTokens: 8 + 6 + oneVersion + 2,
       });
-      const served = section(tight, 'RELEVANT_FACTS').filter((i) =>
-        i.text.startsWith('svc:billing owned_by'),
-      );
+      const served = servedFacts(tight).filter((i) => i.text.startsWith('svc:billing owned_by'));
       expect(served).toHaveLength(0);
       const dropped = tight.budget.dropped.map((d) => parseGlobalId(d.id)?.parts[1]);
       expect(dropped).toEqual(expect.arrayContaining([a, b]));
@@ -516,16 +530,15 @@ describe('context: the ContextPack over HTTP', () => {
       });
       const v2 = results[0]!.key!;
       const at = async (asOf: string) =>
-        section(
+        servedFacts(
           await compile(gw, { namespaces: [FACTS], anchors: ['svc:api'], strategy: 'GRAPH', asOf }),
-          'RELEVANT_FACTS',
         ).map((i) => parseGlobalId(i.id)?.parts[1]);
       expect(await at('2024-03-01T00:00:00Z')).toEqual([v1]);
       expect(await at('2024-09-01T00:00:00Z')).toEqual([v2]);
       expect(await at('2024-06-01T00:00:00Z')).toEqual([v2]); // half-open: the successor holds at T
       expect(await at('2023-06-01T00:00:00Z')).toEqual([]);
       const now = await compile(gw, { namespaces: [FACTS], anchors: ['svc:api'], strategy: 'GRAPH' });
-      expect(section(now, 'RELEVANT_FACTS').map((i) => i.text)).toEqual([
+      expect(servedFacts(now).map((i) => i.text)).toEqual([
         'svc:api version release:2 (valid 2024-06-01 → now)',
       ]);
     });
@@ -541,12 +554,12 @@ describe('context: the ContextPack over HTTP', () => {
         },
       ]);
       const before = await compile(gw, { namespaces: [FACTS], anchors: ['person:bob'], strategy: 'GRAPH' });
-      expect(section(before, 'RELEVANT_FACTS').map((i) => i.text)).toContain(
+      expect(servedFacts(before).map((i) => i.text)).toContain(
         'person:bob leads team:payments (valid 2024-04-01 → now)',
       );
       await redactObservation(gw, FACTS, obs!.key!);
       const after = await compile(gw, { namespaces: [FACTS], anchors: ['person:bob'], strategy: 'GRAPH' });
-      expect(section(after, 'RELEVANT_FACTS')).toHaveLength(0);
+      expect(servedFacts(after)).toHaveLength(0);
       expect(after.warnings).toContain(
         'evidence_lost: 1 fact(s) hidden because their evidence was redacted or purged',
       );

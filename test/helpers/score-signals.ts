@@ -16,6 +16,7 @@ export function sumOfSignals(r: ScoreTerms): number {
     r.label +
     r.terms +
     r.asking +
-    r.newer
+    r.newer +
+    r.state
   );
 }

@@ -42,7 +42,7 @@ export interface Pack {
 }
 
 const ITEM = `kind id namespace text title sourcePath score tokenEstimate conflict
-  signals { rrf exactId entity entities scope current evidence freshness label terms asking newer channels { channel rank score } }`;
+  signals { rrf exactId entity entities scope current evidence freshness label terms asking newer state channels { channel rank score } }`;
 
 export const CONTEXT_QUERY = /* GraphQL */ `
   query Context($input: ContextInput!) {
@@ -222,6 +222,17 @@ export function allItems(pack: Pick<Pack, 'sections'>): PackItem[] {
 
 export function section(pack: Pick<Pack, 'sections'>, kind: string): PackItem[] {
   return pack.sections.find((s) => s.kind === kind)?.items ?? [];
+}
+
+/**
+ * Facts served as holding (at asOf): those of the leading CURRENT_STATE section (its history
+ * lines aside), then RELEVANT_FACTS.
+ */
+export function servedFacts(pack: Pick<Pack, 'sections'>): PackItem[] {
+  const state = section(pack, 'CURRENT_STATE').filter(
+    (i) => i.kind === 'fact' && !i.text.startsWith('[history'),
+  );
+  return [...state, ...section(pack, 'RELEVANT_FACTS')];
 }
 
 /** Every table of the public schema whose rows, as text, contain `marker` (case-sensitive). */

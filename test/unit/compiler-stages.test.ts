@@ -91,6 +91,7 @@ const scoredOf = (c: Candidate, score: number): Scored => ({
     terms: 0,
     asking: 0,
     newer: 0,
+    state: 0,
   },
 });
 
@@ -294,6 +295,7 @@ describe('trace', () => {
             terms: 0,
             asking: 0,
             newer: 0,
+            state: 0,
           },
           tokenEstimate: 8,
           conflict: false,

@@ -31,6 +31,7 @@ function scored(id: string, text: string, minutes: number, score: number, channe
       terms: 0,
       asking: 0,
       newer: 0,
+      state: 0,
     },
   };
 }

@@ -80,6 +80,21 @@ describe('router rules: query types', () => {
       entity: /^Acme$/,
     },
     {
+      asks: 'location of Priya Nair',
+      paraphrases: [
+        "What is Priya's location?",
+        'What is the location of Priya Nair?',
+        'Where is Priya based?',
+        'Where is Priya Nair located?',
+        'Where does Priya live?',
+        "What is Priya's city?",
+        "Priya's city?",
+        'Which city does Priya have?',
+      ],
+      attribute: 'location',
+      entity: /^Priya( Nair)?$/,
+    },
+    {
       asks: 'email address of Bob Okafor',
       paraphrases: ["What is Bob Okafor's email address?", 'What is the email address of Bob Okafor?'],
       attribute: 'email_address',
@@ -168,6 +183,30 @@ describe('router rules: time windows against a reference time', () => {
     expect([iso(y.since), iso(y.until)]).toEqual(['2022-01-01T00:00:00.000Z', '2023-01-01T00:00:00.000Z']);
     const b = extractTimeWindow('between 2023-01-05 and March 3, 2023', REF)!;
     expect([iso(b.since), iso(b.until)]).toEqual(['2023-01-05T00:00:00.000Z', '2023-03-04T00:00:00.000Z']);
+  });
+
+  it('days without a year and weeks of a month are ranges too (the latest such days by the reference)', () => {
+    // REF is 2024-03-13: October 12–16 without a year is the last one, 2023.
+    const b = extractTimeWindow('What changed between October 12 and October 16?', REF)!;
+    expect([b.kind, iso(b.since), iso(b.until)]).toEqual([
+      'RANGE',
+      '2023-10-12T00:00:00.000Z',
+      '2023-10-17T00:00:00.000Z',
+    ]);
+    const m = extractTimeWindow('what happened between 1 March and 10 March', REF)!;
+    expect([iso(m.since), iso(m.until)]).toEqual(['2024-03-01T00:00:00.000Z', '2024-03-11T00:00:00.000Z']);
+    const w = extractTimeWindow('What did we decide in the last week of October?', REF)!;
+    expect([iso(w.since), iso(w.until)]).toEqual(['2023-10-25T00:00:00.000Z', '2023-11-01T00:00:00.000Z']);
+    const f = extractTimeWindow('the first week of May 2024', REF)!;
+    expect([iso(f.since), iso(f.until)]).toEqual(['2024-05-01T00:00:00.000Z', '2024-05-08T00:00:00.000Z']);
+    // Routed like their ISO forms.
+    const iso12 = routeByRules('What changed between 2023-10-12 and 2023-10-16?', REF);
+    const named = routeByRules('What changed between October 12 and October 16?', REF);
+    expect(named.queryType).toBe(iso12.queryType);
+    expect([iso(named.timeWindow!.since), iso(named.timeWindow!.until)]).toEqual([
+      iso(iso12.timeWindow!.since),
+      iso(iso12.timeWindow!.until),
+    ]);
   });
 
   it('before and after are open windows', () => {

@@ -142,6 +142,11 @@ export function bodyWriteOf(doc: PreparedDocument, staged: boolean): DocumentBod
   };
 }
 
+/** When a document's row and links hold from: its validFrom, else when it was written, else now. */
+export function documentDate(doc: PreparedDocument, now: Date): Date {
+  return doc.input.validFrom ?? doc.input.occurredAt ?? now;
+}
+
 /** The entity row a document writes (the batch and the one-by-one path alike). */
 export function entityWriteOf(doc: PreparedDocument, now: Date): EntityWrite {
   return {
@@ -149,7 +154,7 @@ export function entityWriteOf(doc: PreparedDocument, now: Date): EntityWrite {
     kind: doc.kind,
     title: doc.title,
     attributes: null,
-    validFrom: now,
+    validFrom: documentDate(doc, now),
     scopes: doc.scopes,
     visibility: doc.visibility,
     sourcePath: doc.sourcePath,
@@ -230,10 +235,10 @@ async function writeLinkRound(
     const close = current.filter((l) => !wantedSet.has(l.object)).map((l) => l.factId);
     for (const object of add) {
       adds.push({
-        factId: factId(namespace, key, LINKS_TO, object, now),
+        factId: factId(namespace, key, LINKS_TO, object, documentDate(doc, now)),
         subject: key,
         object,
-        validFrom: now,
+        validFrom: documentDate(doc, now),
         sourcePath: doc.sourcePath,
         scopes: doc.scopes,
         visibility: doc.visibility,

@@ -29,6 +29,8 @@ export const documentInputSchema = z.object({
   scopes: z.array(scopeSchema).nullish(),
   links: z.array(keySchema).nullish(),
   provenance: jsonObjectSchema.nullish(),
+  occurredAt: z.date().nullish(),
+  validFrom: z.date().nullish(),
 });
 export type DocumentInput = z.infer<typeof documentInputSchema>;
 

@@ -512,7 +512,8 @@ function buildChunks(doc: PreparedDocument, language: ChunkLanguage): ChunkWrite
       scopes: doc.scopes,
       visibility: doc.visibility,
       observationId: null,
-      occurredAt: null,
+      // A back-filled document is held (asOf reads) from when it was written, not from today.
+      occurredAt: doc.input.occurredAt ?? null,
       pii: mark.pii,
       piiCategories: mark.categories,
       embedding: null,

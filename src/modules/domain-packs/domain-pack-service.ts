@@ -20,7 +20,13 @@ import {
   insertDomainPack,
   listDomainPacks,
 } from './store/domain-pack-store.js';
-import { findNamespaceSettings, saveNamespaceSettings } from './store/namespace-settings-store.js';
+import {
+  findNamespaceSettings,
+  findSingleValuedPredicates,
+  saveNamespaceSettings,
+  setSingleValuedPredicate,
+} from './store/namespace-settings-store.js';
+import { predicateSchema } from '../../kernel/validation.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { schemaPolicyFor } from './schema-policy.js';
 import { namespaceSchema } from '../../kernel/validation.js';
@@ -179,6 +185,35 @@ export class DomainPackService {
     return result;
   }
 
+  /**
+   * Sets how many objects a predicate holds at a time for a subject in this namespace: ONE makes
+   * overlapping values without a supersession an open conflict (`conflict: true`, both served,
+   * marked); MANY lifts that. Packs declare the same with `cardinality: "one"`. Audited.
+   */
+  async setPredicateCardinality(namespace: string, predicate: string, cardinality: 'ONE' | 'MANY') {
+    const ns = parseInput(namespaceSchema, namespace, 'namespace');
+    assertCanWrite(this.scope.principal, ns);
+    const name = parseInput(predicateSchema, predicate, 'predicate');
+    return this.scope.db.transaction('setPredicateCardinality', async (tx) => {
+      const { before, after } = await setSingleValuedPredicate(tx, ns, name, cardinality === 'ONE');
+      const unchanged = before.includes(name) === after.includes(name);
+      if (!unchanged)
+        await appendAudit(tx, ns, {
+          principalId: this.scope.principal.id,
+          action: 'namespace.predicate_cardinality',
+          target: ns,
+          summary: { predicate: name, cardinality },
+        });
+      return {
+        status: unchanged ? 'UNCHANGED' : 'UPDATED',
+        namespace: ns,
+        predicate: name,
+        cardinality,
+        singleValuedPredicates: after,
+      };
+    });
+  }
+
   /** What a namespace has enabled (defaults when never configured). */
   async settings(namespace: string) {
     const ns = parseInput(namespaceSchema, namespace, 'namespace');
@@ -189,6 +224,7 @@ export class DomainPackService {
       namespace: ns,
       packs: schema.packs,
       strict: schema.strict,
+      singleValuedPredicates: await findSingleValuedPredicates(this.scope.db, ns),
       kinds,
       relations: [...schema.relations.values()]
         .map((r) => ({

@@ -25,15 +25,9 @@ import {
   jsonObjectSchema,
   keySchema,
   scopesSchema,
+  predicateSchema,
   visibilityScopes,
 } from '../../kernel/validation.js';
-
-export const predicateSchema = z
-  .string()
-  .min(1, 'predicate must not be empty')
-  .max(256, 'predicate must be at most 256 characters')
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
-  .refine((p) => !/[\u0000-\u001f\u007f]/.test(p), 'predicate must not contain control characters');
 
 const factIdSchema = z.string().regex(/^fact-[0-9a-f]{24}$/, 'a fact id looks like fact-<24 hex>');
 

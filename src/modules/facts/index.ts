@@ -1,4 +1,4 @@
 export { writeFactBatch } from './fact-batch.js';
 export { FactService, describe, reasonSchema } from './fact-service.js';
-export { factInputSchema, predicateSchema, writeFact } from './fact-write.js';
+export { factInputSchema, writeFact } from './fact-write.js';
 export type { FactInput, FactWriteContext, FactWriteOutcome } from './fact-write.js';

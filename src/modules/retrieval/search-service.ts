@@ -1,3 +1,4 @@
+import { namespacesWithMemory } from './store/namespace-memory-store.js';
 import { z } from 'zod';
 import { assertCanRead } from '../../auth/principal.js';
 import { parseInput } from '../../errors.js';
@@ -263,6 +264,15 @@ export class SearchService {
         settings,
       },
     );
+    if (outcome.hits.length === 0 && outcome.neighbors.length === 0) {
+      // An empty answer says why when the namespaces hold nothing the caller can read.
+      const held = await namespacesWithMemory(this.scope.db, namespaces, principal.scopes);
+      const unknown = namespaces.filter((ns) => !held.has(ns));
+      if (unknown.length > 0)
+        outcome.warnings.push(
+          `unknown_namespace: ${unknown.map((ns) => `"${ns}"`).join(', ')} hold(s) nothing you can read`,
+        );
+    }
     return this.present(request.mode, outcome);
   }
 

@@ -60,9 +60,9 @@ import {
   type FactWriteContext,
   type FactWriteOutcome,
   describe,
-  predicateSchema,
   writeFact,
 } from '../facts/index.js';
+import { predicateSchema } from '../../kernel/validation.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import {
   type SchemaPolicy,

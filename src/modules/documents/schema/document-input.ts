@@ -26,5 +26,15 @@ export const DocumentInputRef = builder.inputType('DocumentInput', {
       type: 'JSON',
       description: "The caller's provenance (an object): repository, commit, path, author…",
     }),
+    occurredAt: t.field({
+      type: 'DateTime',
+      description:
+        'When the document was written (default: now). A back-filled document is dated so: `asOf` reads see its ' +
+        'sections from then on, and its links hold from then (unless validFrom says otherwise).',
+    }),
+    validFrom: t.field({
+      type: 'DateTime',
+      description: 'When its links (LINKS_TO facts) start to hold (default: occurredAt, else now).',
+    }),
   }),
 });

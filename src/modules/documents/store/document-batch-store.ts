@@ -177,13 +177,13 @@ async function insertChunkSlice(
     q,
     sql`/* insertDocumentChunks */
      INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
-                         meta, scopes, visibility, pii, pii_categories, embedding)
+                         meta, scopes, visibility, occurred_at, pii, pii_categories, embedding)
      SELECT ${namespace}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text,
-            c.ts_config::regconfig, c.source_path, c.meta, c.scopes, c.visibility, c.pii, c.pii_categories,
+            c.ts_config::regconfig, c.source_path, c.meta, c.scopes, c.visibility, c.occurred_at, c.pii, c.pii_categories,
             c.embedding::vector
      FROM jsonb_to_recordset(${payload}::jsonb) AS c(node_key text, ord int, kind text, title text, heading text,
             text text, search_text text, source_path text, meta jsonb, scopes text[], visibility text[],
-            pii boolean, pii_categories text[], embedding text, ts_config text)
+            occurred_at timestamptz, pii boolean, pii_categories text[], embedding text, ts_config text)
      JOIN entities e ON e.namespace = ${namespace} AND e.key = c.node_key
      WHERE ${writtenByThisBatch('e', visibleScopes, 'c.visibility')}
      ORDER BY c.node_key, c.ord`,

@@ -1,3 +1,4 @@
+import { badInput } from '../../../errors.js';
 import { builder } from '../../../kernel/schema/builder.js';
 
 // Domain packs are versioned JSON documents: the pack goes in and comes out as JSON (its
@@ -26,6 +27,24 @@ builder.mutationFields((t) => ({
       'Registers a versioned domain pack (admins). The same name and version with another body is a CONFLICT; with the same body it is a no-op (status UNCHANGED). Id patterns are checked for catastrophic backtracking.',
     args: { pack: t.arg({ type: 'JSON', required: true }) },
     resolve: (_root, args, ctx) => ctx.services.domainPacks.register(args.pack),
+  }),
+  setPredicateCardinality: t.field({
+    type: 'JSON',
+    description:
+      'How many objects a predicate holds at a time for one subject in a namespace: ONE (a person lives in one city) ' +
+      'flags overlapping values written without a supersession as conflict: true (both served, marked, never both ' +
+      'silently "now"); MANY (the default) lets them coexist. A domain pack declares the same with cardinality "one". ' +
+      'Answers { status, namespace, predicate, cardinality, singleValuedPredicates }.',
+    args: {
+      namespace: t.arg.string({ required: true }),
+      predicate: t.arg.string({ required: true }),
+      cardinality: t.arg.string({ required: true, description: 'ONE or MANY.' }),
+    },
+    resolve: (_root, args, ctx) => {
+      const cardinality = args.cardinality.toUpperCase();
+      if (cardinality !== 'ONE' && cardinality !== 'MANY') throw badInput('cardinality must be ONE or MANY');
+      return ctx.services.domainPacks.setPredicateCardinality(args.namespace, args.predicate, cardinality);
+    },
   }),
   configureNamespace: t.field({
     type: 'JSON',

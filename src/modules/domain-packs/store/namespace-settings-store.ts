@@ -76,3 +76,38 @@ export async function loadNamespacePacks(
       .map((r) => ({ ref: r.ref!, body: r.body, bodyHash: r.bodyHash })),
   };
 }
+
+/**
+ * Adds `predicate` to (one) or removes it from (many) the namespace's single-valued predicates;
+ * returns the list before and after. Packs, strict mode and text search stay as they are.
+ */
+export async function setSingleValuedPredicate(
+  q: Queryable,
+  namespace: string,
+  predicate: string,
+  one: boolean,
+): Promise<{ before: string[]; after: string[] }> {
+  const { rows } = await q.query<{ before: string[] | null; after: string[] }>(
+    `/* setSingleValuedPredicate */
+     WITH prior AS (SELECT single_valued_predicates AS list FROM namespace_settings WHERE namespace = $1 FOR UPDATE)
+     INSERT INTO namespace_settings AS s (namespace, single_valued_predicates)
+     VALUES ($1, CASE WHEN $3 THEN ARRAY[$2::text] ELSE '{}'::text[] END)
+     ON CONFLICT (namespace) DO UPDATE SET single_valued_predicates = (
+       SELECT coalesce(array_agg(DISTINCT p ORDER BY p), '{}')
+       FROM unnest(array_remove(s.single_valued_predicates, $2::text) || CASE WHEN $3 THEN ARRAY[$2::text] ELSE '{}'::text[] END) p
+     ), updated_at = now()
+     RETURNING (SELECT list FROM prior) AS before, s.single_valued_predicates AS after`,
+    [namespace, predicate, one],
+  );
+  return { before: rows[0]?.before ?? [], after: rows[0]!.after };
+}
+
+/** The namespace's own single-valued predicates (packs' `cardinality: one` aside). */
+export async function findSingleValuedPredicates(q: Queryable, namespace: string): Promise<string[]> {
+  const { rows } = await q.query<{ list: string[] }>(
+    `/* findSingleValuedPredicates */
+     SELECT single_valued_predicates AS list FROM namespace_settings WHERE namespace = $1`,
+    [namespace],
+  );
+  return rows[0]?.list ?? [];
+}

@@ -8,6 +8,7 @@ import type { CandidateKind } from '../pipeline/candidate-ref.js';
 
 export const SECTION_KINDS = [
   'CURRENT',
+  'CURRENT_STATE',
   'RELEVANT_FACTS',
   'EPISODES',
   'DOCUMENTS',

@@ -26,6 +26,8 @@ import { CandidatePool } from './candidate-pool.js';
 import { PackBuilder } from './pack-builder.js';
 import type { CompileDeps, CompileRequest, ContextPackValue } from './pack-types.js';
 import { planCompilation } from './plan.js';
+import { currentStateItems, readCurrentState } from './current-state.js';
+import { explainEmptyPack } from './empty-pack.js';
 import { runQueryChannels } from './query-channels.js';
 import { expandMultiHop } from './expand.js';
 import { ephemeralText } from './render.js';
@@ -93,13 +95,14 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
   const seeds = plan.settings.graph.seeds;
   const requested = requestedEntityKeys(req);
   stages.begin('anchored_channels');
-  const [anchored] = await Promise.all([
+  const [anchored, state] = await Promise.all([
     runAnchoredChannels(req, plan, deps.db, runner, {
       anchors: req.namespaces.flatMap((namespace) => requested.map((key) => ({ namespace, key }))),
       topHits: seedsFromHits
         ? topHitSeedsFromRefs(queried.lists, plan, queried.refs, seeds)
         : topHitSeeds(queried.lists, plan, pool, req.maxDistance, seeds),
     }),
+    readCurrentState(req, plan, deps, runner, requested),
     overlapHits ? stages.within(() => pool.hydrate(queried.refs)) : undefined,
   ]);
   const lists = new Map([...queried.lists, ...anchored]);
@@ -117,6 +120,8 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
   const builder = new PackBuilder(req.budgetTokens, deps.charsPerToken, mask);
   const ephemeral = mask(ephemeralText(req.ephemeralContext));
   builder.packCurrent(ephemeral);
+  const stateItems = currentStateItems(state, plan.query);
+  builder.offerState(stateItems);
   const floor = pool.context.queryVector !== null ? req.maxDistance : null;
   builder.offer(builder.applyFloor(scored, floor), false);
   await stages.run('expand', () => expandMultiHop(plan, deps.db, runner, pool, builder, signals));
@@ -130,8 +135,9 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
     runner,
     pool,
     builder,
-    scored,
+    scored: [...stateItems, ...scored],
   });
+  await explainEmptyPack(assembled.pack, deps.db, req.namespaces, visibleScopes);
   stages.end();
   return {
     pack: assembled.pack,

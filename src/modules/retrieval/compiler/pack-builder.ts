@@ -25,6 +25,7 @@ const ZERO_SIGNALS: ScoreSignals = {
   terms: 0,
   asking: 0,
   newer: 0,
+  state: 0,
 };
 
 type Entry = PackEntry & { item: PackedItem };
@@ -40,6 +41,7 @@ export class PackBuilder {
   currentOutcome: CurrentOutcome | null = null;
   floorExcluded = 0;
   private groups = new Map<string, Scored[]>();
+  private readonly stateKeys = new Set<string>();
 
   constructor(
     budgetTokens: number,
@@ -87,7 +89,7 @@ export class PackBuilder {
         for (const m of members) passes.add(m.candidate.key);
     }
     for (const s of scored) {
-      if (passes.has(s.candidate.key)) continue;
+      if (passes.has(s.candidate.key) || this.stateKeys.has(s.candidate.key)) continue;
       this.floorExcluded += 1;
       this.decisions.set(s.candidate.key, {
         ...decisionOf(s, 'EXCLUDED', 'BELOW_RELEVANCE_FLOOR'),
@@ -97,8 +99,36 @@ export class PackBuilder {
     return scored.filter((s) => passes.has(s.candidate.key));
   }
 
+  /**
+   * The CURRENT_STATE section, item by item in its order (a conflict's versions are listed
+   * together there); what does not fit is dropped OVER_BUDGET and may not come back later.
+   */
+  offerState(items: readonly Scored[]): void {
+    for (let i = 0; i < items.length; ) {
+      // The versions of an open conflict follow each other (current-state.ts): one group.
+      const first = items[i]!.candidate;
+      let end = i + 1;
+      while (
+        end < items.length &&
+        first.conflict &&
+        first.conflictsWith.includes(items[end]!.candidate.localId)
+      )
+        end += 1;
+      const group = items.slice(i, end);
+      const entries = new Map(group.map((s) => [s.candidate.key, this.entryOf(s)]));
+      for (const s of group) {
+        this.stateKeys.add(s.candidate.key);
+        this.scored.set(s.candidate.key, s);
+      }
+      this.record(this.packer.offer([...entries.values()]), entries, false);
+      i = end;
+    }
+  }
+
   /** Offers `list` (sorted best first), conflict groups whole; `expansion` marks multi-hop rows. */
   offer(list: readonly Scored[], expansion: boolean): void {
+    // An item the leading section already holds (or dropped) is not offered again.
+    list = list.filter((s) => !this.stateKeys.has(s.candidate.key));
     for (const s of list) this.scored.set(s.candidate.key, s);
     const entries = new Map(list.map((s) => [s.candidate.key, this.entryOf(s)]));
     const offered = new Set<string>();

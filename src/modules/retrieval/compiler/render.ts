@@ -19,6 +19,7 @@ import type { SectionKind } from './candidates.js';
 
 const HEADER_KEY: Readonly<Record<SectionKind, SectionKey>> = {
   CURRENT: 'current',
+  CURRENT_STATE: 'currentState',
   RELEVANT_FACTS: 'relevantFacts',
   EPISODES: 'episodes',
   DOCUMENTS: 'documents',

@@ -27,6 +27,11 @@ export interface ScoreSignals {
   asking: number;
   /** Score moved by newer-first ordering on one topic (see newer-first.ts); 0 elsewhere. */
   newer: number;
+  /**
+   * The leading section's order (current-state.ts): 1 for its first item, a thousandth less for
+   * each next; 0 for every item ranked by the channels.
+   */
+  state: number;
 }
 
 export interface Scored {
@@ -87,6 +92,7 @@ export function scoreCandidate(
       terms: text.terms,
       asking: text.asking,
       newer: 0,
+      state: 0,
     },
   };
 }

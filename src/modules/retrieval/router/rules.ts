@@ -105,6 +105,20 @@ const HAS_ATTRIBUTE = new RegExp(
   String.raw`\b(?:[Ww]hat|[Ww]hich)\s+((?:[\p{Ll}\d_-]+)(?:\s+[\p{Ll}\d_-]+){0,2})\s+(?:does|did)\s+(${ENTITY_WORD}(?:\s+${ENTITY_WORD})*)\s+have\b`,
   'u',
 );
+// "Where is Priya based?", "Where does Sam live?": the canonical "What is Priya's location?".
+const WHERE_BASED = new RegExp(
+  String.raw`^\s*[Ww]here\s+(?:is|was|are|does|did)\s+(${ENTITY_WORD}(?:\s+${ENTITY_WORD})*)\s+(?:based|located|living|live|lives|staying|stay|working from|work from|reside|resides)\b`,
+  'u',
+);
+/** Attribute words asked for under another name: "Priya's city" asks for her location. */
+const ATTRIBUTE_ALIASES: Readonly<Record<string, string>> = {
+  city: 'location',
+  town: 'location',
+  whereabouts: 'location',
+  home_city: 'location',
+  base: 'location',
+  hometown: 'location',
+};
 // Words that end an attribute phrase, or mean the "attribute" is really a verb phrase.
 const ATTRIBUTE_STOP = new Set(
   'and or in on at to from with about for of is was are were do does did has have had now then currently these days right ago'.split(
@@ -162,10 +176,15 @@ export function normaliseAttribute(phrase: string): string | null {
   }
   const key = words.filter(Boolean).join('_');
   if (!key || NOT_ATTRIBUTE.has(words[0] ?? '')) return null;
-  return key;
+  return ATTRIBUTE_ALIASES[key] ?? key;
 }
 
 function attributeLookup(query: string): { entity: string; attribute: string } | null {
+  const w = WHERE_BASED.exec(query);
+  if (w) {
+    const entity = extractEntityHints(w[1]!)[0];
+    if (entity) return { entity, attribute: 'location' };
+  }
   const p = POSSESSIVE_ATTRIBUTE.exec(query);
   if (p) {
     const entity = extractEntityHints(p[1]!)[0];

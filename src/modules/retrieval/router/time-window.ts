@@ -172,8 +172,55 @@ const range = (since: number, until: number): Omit<TimeWindow, 'phrase'> => ({
 
 const count = (word: string): number => NUMBER_WORDS[word] ?? Number(word);
 
+// A day named without its year ("October 12", "12 October"): the latest such day not after now.
+const DAY_NO_YEAR = String.raw`(?:(?:${MONTH_RE})\.?\s+\d{1,2}(?:st|nd|rd|th)?|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:${MONTH_RE}))(?!\s*,?\s*\d{4})(?![\p{L}\d])`;
+
+function parseDayWithoutYear(text: string, now: number): NamedDate | null {
+  const s = text.trim().toLowerCase();
+  const m =
+    new RegExp(String.raw`^(${MONTH_RE})\.?\s+(\d{1,2})(?:st|nd|rd|th)?$`).exec(s) ??
+    new RegExp(String.raw`^(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(${MONTH_RE})$`).exec(s);
+  if (!m) return null;
+  const [month, day] = /^\d/.test(m[1]!) ? [MONTHS[m[2]!]!, Number(m[1])] : [MONTHS[m[1]!]!, Number(m[2])];
+  if (day < 1 || day > 31) return null;
+  const year = new Date(now).getUTCFullYear();
+  let start = utc(year, month, day);
+  if (start.getTime() > now) start = utc(year - 1, month, day);
+  return { start, end: new Date(start.getTime() + DAY) };
+}
+
+const WEEK_OF_MONTH: Record<string, number> = { first: 0, second: 1, third: 2, fourth: 3, last: -1 };
+
 // Ordered: the first rule that matches wins, so the more specific phrases come first.
 const RULES: Rule[] = [
+  {
+    // "between October 12 and October 16": days without a year, the later one after the first.
+    re: W(String.raw`\bbetween\s+(${DAY_NO_YEAR})\s+and\s+(${DAY_NO_YEAR})`),
+    resolve: (m, now) => {
+      const a = parseDayWithoutYear(m[1]!, now);
+      const b = parseDayWithoutYear(m[2]!, now);
+      if (!a || !b) return null;
+      const end =
+        b.start < a.start
+          ? utc(b.start.getUTCFullYear() + 1, b.start.getUTCMonth(), b.start.getUTCDate())
+          : b.start;
+      return range(a.start.getTime(), end.getTime() + DAY);
+    },
+  },
+  {
+    // "the last week of October", "the first week of May 2024": seven days of that month.
+    re: W(String.raw`\b(first|second|third|fourth|last)\s+week\s+of\s+(${MONTH_RE})\.?(?:,?\s+(\d{4}))?`),
+    resolve: (m, now) => {
+      const month = MONTHS[m[2]!.toLowerCase()]!;
+      const ref = new Date(now);
+      let year = m[3] ? Number(m[3]) : ref.getUTCFullYear();
+      if (!m[3] && utc(year, month).getTime() > now) year -= 1;
+      const nth = WEEK_OF_MONTH[m[1]!.toLowerCase()]!;
+      const monthEnd = utc(year, month + 1).getTime();
+      const start = nth < 0 ? monthEnd - 7 * DAY : utc(year, month, 1 + 7 * nth).getTime();
+      return range(start, Math.min(start + 7 * DAY, monthEnd));
+    },
+  },
   {
     re: new RegExp(String.raw`\bbetween\s+(${DATE_RE})\s+and\s+(${DATE_RE})`, 'i'),
     resolve: (m) => {

@@ -47,6 +47,13 @@ export const ScoreSignalsRef = builder.objectRef<ScoreSignals>('ScoreSignals').i
         'query’s words but seldom the answer.',
       resolve: (s) => s.asking ?? 0,
     }),
+    state: t.float({
+      description:
+        'The CURRENT_STATE section’s order: 1 for its first item (what holds at asOf for an entity the query ' +
+        'names, best match of the question first), a thousandth less for each next; 0 for items ranked by the channels.',
+      // Traces written before this signal existed carry no value: 0.
+      resolve: (s) => s.state ?? 0,
+    }),
     newer: t.exposeFloat('newer', {
       description:
         'Newer first on one topic: among observations that fit the query and name the same identifier of it, ' +

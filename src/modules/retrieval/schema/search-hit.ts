@@ -41,6 +41,7 @@ export const SearchHitRef = builder.objectRef<SearchHitResult>('SearchHit').impl
         terms: h.termsBonus,
         asking: h.askingPenalty,
         newer: 0,
+        state: 0,
       }),
     }),
     rerankScore: t.float({

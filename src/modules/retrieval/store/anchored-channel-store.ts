@@ -16,6 +16,7 @@ import {
   validAt,
   visible,
 } from '../../../kernel/store/visibility.js';
+import { DOCUMENT_LINK_ORIGIN } from '../../documents/index.js';
 
 export interface FactSeedRow {
   namespace: string;
@@ -59,6 +60,8 @@ export async function factsAroundSeeds(
   const filters = sql`${validAt('f', input.asOf)} AND ${factHeld('f', input.heldAt)}
          AND ${factVisible('f', visibleScopes)} AND ${relevant('f', input.scopes)}`;
   const perSeed = param(Math.max(1, input.perSeed));
+  // Document links are structure: around a seed they come after the facts that say something.
+  const structural = sql`((f.attributes->>'origin') IS NOT DISTINCT FROM ${DOCUMENT_LINK_ORIGIN})`;
   const limit = param(input.limit);
   const { rows } = await run<FactsAroundRow>(
     q,
@@ -68,22 +71,22 @@ export async function factsAroundSeeds(
        FROM unnest(${input.seeds.map((s) => s.namespace)}::text[], ${input.seeds.map((s) => s.key)}::text[],
                    ${input.seeds.map((s) => s.priority)}::int[]) AS s(ns, key, prio)
      ), around AS (
-       SELECT x.namespace, x.fact_id, x.status, x.valid_from, x.conflicts_with, s.prio
+       SELECT x.namespace, x.fact_id, x.status, x.valid_from, x.conflicts_with, x.structural, s.prio
        FROM seeds s
        CROSS JOIN LATERAL (
-         (SELECT f.namespace, f.fact_id, f.status, f.valid_from, f.conflicts_with FROM facts f
+         (SELECT f.namespace, f.fact_id, f.status, f.valid_from, f.conflicts_with, ${structural} AS structural FROM facts f
           WHERE f.namespace = s.ns AND f.subject = s.key AND ${filters}
-          ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT ${perSeed})
+          ORDER BY ${structural}, f.valid_from DESC, f.fact_id DESC LIMIT ${perSeed})
          UNION ALL
-         (SELECT f.namespace, f.fact_id, f.status, f.valid_from, f.conflicts_with FROM facts f
+         (SELECT f.namespace, f.fact_id, f.status, f.valid_from, f.conflicts_with, ${structural} FROM facts f
           WHERE f.namespace = s.ns AND f.object = s.key AND f.subject <> s.key AND ${filters}
-          ORDER BY f.valid_from DESC, f.fact_id DESC LIMIT ${perSeed})
+          ORDER BY ${structural}, f.valid_from DESC, f.fact_id DESC LIMIT ${perSeed})
        ) x
      ), freshest AS (
-       SELECT x.namespace, x.fact_id, x.status, x.valid_from, x.conflicts_with, 3 AS prio
+       SELECT x.namespace, x.fact_id, x.status, x.valid_from, x.conflicts_with, x.structural, 3 AS prio
        FROM unnest(${input.freshestIn}::text[]) AS n(ns)
        CROSS JOIN LATERAL (
-         SELECT f.namespace, f.fact_id, f.status, f.valid_from, f.conflicts_with FROM facts f
+         SELECT f.namespace, f.fact_id, f.status, f.valid_from, f.conflicts_with, ${structural} AS structural FROM facts f
          WHERE f.namespace = n.ns AND ${filters}
          ORDER BY f.recorded_at DESC LIMIT ${limit}
        ) x
@@ -92,8 +95,8 @@ export async function factsAroundSeeds(
        FROM (SELECT * FROM around UNION ALL SELECT * FROM freshest) a
        ORDER BY a.namespace, a.fact_id, a.prio
      ), ranked AS (
-       SELECT found.*, row_number() OVER (ORDER BY prio, valid_from DESC, fact_id) AS pos
-       FROM found ORDER BY prio, valid_from DESC, fact_id LIMIT ${limit}
+       SELECT found.*, row_number() OVER (ORDER BY prio, structural, valid_from DESC, fact_id) AS pos
+       FROM found ORDER BY prio, structural, valid_from DESC, fact_id LIMIT ${limit}
      ), partners AS (
        SELECT DISTINCT ON (f.namespace, f.fact_id) f.namespace, f.fact_id, f.status,
               ${limit}::int + row_number() OVER (ORDER BY f.namespace, f.fact_id) AS pos

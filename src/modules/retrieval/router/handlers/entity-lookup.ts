@@ -1,3 +1,4 @@
+import { fieldWords, wordsMatch } from '../../compiler/state-match.js';
 import type { EntityMatch } from '../../store/route-store.js';
 import {
   type AttributeValue,
@@ -18,7 +19,10 @@ export function findAttribute(attributes: Record<string, unknown>, wanted: strin
   const contained = entries
     .filter(([k]) => norm(k).includes(w) || (norm(k).length >= 3 && w.includes(norm(k))))
     .sort(([a], [b]) => a.length - b.length || a.localeCompare(b));
-  return contained[0] ?? null;
+  if (contained[0]) return contained[0];
+  // Stored under another name for the same thing ("city" for a location, "head" for a lead).
+  const asked = fieldWords(wanted);
+  return entries.find(([k]) => fieldWords(k).some((f) => asked.some((a) => wordsMatch(a, f)))) ?? null;
 }
 
 /**
