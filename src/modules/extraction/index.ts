@@ -1,0 +1,2 @@
+export { extractFromDocuments, extractFromObservations } from './extract-on-write.js';
+export type { WrittenDocument, WrittenObservation } from './extract-on-write.js';
