@@ -46,3 +46,63 @@ export async function loadJobSources(
   );
   return rows;
 }
+
+/** A page of a namespace's observations with text, in recording order (for re-extraction). */
+export async function pageObservationsToRead(
+  q: Queryable,
+  namespace: string,
+  since: Date | null,
+  after: { recordedAt: Date; observationId: string } | null,
+  limit: number,
+): Promise<
+  {
+    observationId: string;
+    content: string;
+    scopes: string[];
+    visibility: string[];
+    occurredAt: Date;
+    recordedAt: Date;
+    sessionId: string | null;
+    provenance: unknown;
+  }[]
+> {
+  const { rows } = await run<{
+    observationId: string;
+    content: string;
+    scopes: string[];
+    visibility: string[];
+    occurredAt: Date;
+    recordedAt: Date;
+    sessionId: string | null;
+    provenance: unknown;
+  }>(
+    q,
+    sql`/* pageObservationsToRead */
+     SELECT o.observation_id AS "observationId", o.content, o.scopes, o.visibility, o.occurred_at AS "occurredAt",
+            o.recorded_at AS "recordedAt", o.session_id AS "sessionId", o.provenance
+     FROM observations o
+     WHERE o.namespace = ${namespace} AND o.status <> 'REDACTED' AND coalesce(o.content, '') <> ''
+       AND (${since}::timestamptz IS NULL OR o.recorded_at >= ${since}::timestamptz)
+       AND (${after?.recordedAt ?? null}::timestamptz IS NULL
+            OR (o.recorded_at, o.observation_id) > (${after?.recordedAt ?? null}::timestamptz, ${after?.observationId ?? ''}))
+     ORDER BY o.recorded_at, o.observation_id
+     LIMIT ${limit}`,
+  );
+  return rows;
+}
+
+/** How many observations `pageObservationsToRead` would page through (for a progress bar). */
+export async function countObservationsToRead(
+  q: Queryable,
+  namespace: string,
+  since: Date | null,
+): Promise<number> {
+  const { rows } = await run<{ n: number }>(
+    q,
+    sql`/* countObservationsToRead */
+     SELECT count(*)::int AS n FROM observations o
+     WHERE o.namespace = ${namespace} AND o.status <> 'REDACTED' AND coalesce(o.content, '') <> ''
+       AND (${since}::timestamptz IS NULL OR o.recorded_at >= ${since}::timestamptz)`,
+  );
+  return rows[0]?.n ?? 0;
+}
