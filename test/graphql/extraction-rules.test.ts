@@ -148,6 +148,30 @@ describe('rule extraction: domain-pack extractors turn plain messages into EXTRA
     ]);
   });
 
+  it('documents are read too: facts carry the document path, scopes follow the document', async () => {
+    const res = await gw.gql(
+      `mutation($ns: String!, $docs: [DocumentInput!]!) { retainDocuments(namespace: $ns, documents: $docs) { accepted } }`,
+      {
+        ns: NS,
+        docs: [
+          {
+            key: 'doc:roadmap',
+            title: 'Roadmap',
+            content: '# Owners\n\nHanna works on Helios.\n\n# Vendors\n\nHelios uses Twilio.',
+            sourcePath: 'wiki/roadmap.md',
+            scopes: ['workspace:planning'],
+          },
+        ],
+      },
+    );
+    expect(res.errors).toBeUndefined();
+    const hanna = await factsOf(gw, NS, 'person:hanna');
+    expect(hanna.map((f) => [f.predicate, f.object.key, f.evidence, f.scopes, f.sourcePath])).toEqual([
+      ['works_on', 'project:helios', 'EXTRACTED', ['workspace:planning'], 'wiki/roadmap.md'],
+    ]);
+    expect((await factsOf(gw, NS, 'project:helios')).map((f) => f.object.key)).toEqual(['vendor:twilio']);
+  });
+
   it('a namespace without extractors gets no facts from text', async () => {
     await gw.gql(RECORD, { ns: 'extraction-none', items: [message('x', 'Alice Martin leads Phoenix.')] });
     const { rows } = await gw.db.query<{ n: number }>(

@@ -12,6 +12,7 @@ import { canonicalJson, sha256Hex } from '../../domain/ids.js';
 import { combinePii, detectPii, detectPiiInJson } from '../../domain/pii.js';
 import { conflict, parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
+import { type WrittenDocument, extractFromDocuments } from '../extraction/index.js';
 import { nsKey } from '../../kernel/loaders.js';
 import {
   type ChunkText,
@@ -262,6 +263,12 @@ export class DocumentService {
         if (change.missing.length > 0) d.result.message = missingMessage(change.missing);
         out.push(d.result);
       });
+      await extractFromDocuments(
+        this.scope,
+        tx,
+        ns,
+        done.filter((d) => d.result.status !== 'UNCHANGED').map((d) => writtenDocument(d.doc)),
+      );
       return { out, done };
     });
     for (const d of written.done) {
@@ -610,4 +617,16 @@ function keyOf(raw: unknown): string | null {
   return raw && typeof raw === 'object' && typeof (raw as { key?: unknown }).key === 'string'
     ? (raw as { key: string }).key
     : null;
+}
+
+/** What extraction reads of a written document: its text and the orders of its sections. */
+function writtenDocument(doc: PreparedDocument): WrittenDocument {
+  return {
+    key: doc.input.key,
+    content: doc.input.content,
+    scopes: doc.scopes,
+    visibility: doc.visibility,
+    sourcePath: doc.sourcePath,
+    sections: (doc.chunks ?? []).map((c) => c.order),
+  };
 }
