@@ -93,6 +93,7 @@ export interface FactView {
   status: string;
   scopes: string[];
   attributes: { learned?: Record<string, unknown> } & Record<string, unknown>;
+  sourcePath: string | null;
   subject: { key: string };
   object: { key: string; kind: string; placeholder: boolean; title: string };
   observations: { observationId: string; content: string }[];

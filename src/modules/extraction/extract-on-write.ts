@@ -12,6 +12,7 @@ import type { RequestScope } from '../../kernel/request-scope.js';
 import { llmFor } from '../../providers/llm.js';
 import { schemaPolicyFor } from '../domain-packs/index.js';
 import { type LearnedSource, type LearnedStatement, writeLearned } from './learned-writes.js';
+import { aliasAttributesOf } from './resolution.js';
 import { applyExtractors } from './rules.js';
 import { readExtractionSettings } from './settings.js';
 import { findExtractionSettings } from './store/extraction-settings-store.js';
@@ -140,6 +141,7 @@ async function readByRules(
         now: new Date(),
         visibleScopes: visibilityParam(scope.principal),
         allowedPredicates: allowedPredicates(schema),
+        aliasAttributes: aliasAttributesOf(schema),
         onUnexpected: (error) => logUnexpected(scope, error),
       });
     }

@@ -4,3 +4,4 @@ export { ExtractionService } from './extraction-service.js';
 export type { ExtractionStatusView } from './extraction-service.js';
 export { DEFAULT_WORKER_OPTIONS, ExtractionWorker } from './worker.js';
 export type { RoundOutcome, WorkerOptions } from './worker.js';
+export { listLearnedFacts } from './store/source-store.js';

@@ -56,6 +56,8 @@ export interface LearnedWriteOptions {
   visibleScopes: string[] | null;
   /** Strict mode: the relations the namespace's packs declare (others are skipped). */
   allowedPredicates: ReadonlySet<string> | null;
+  /** Attributes whose values are names (from the packs' alias templates). */
+  aliasAttributes: readonly string[];
   onUnexpected: (error: unknown) => void;
 }
 
@@ -68,7 +70,13 @@ export async function writeLearned(
   const outcome: LearnedOutcome = { created: 0, reinforced: 0, attributes: 0, skipped: [], factIds: [] };
   if (statements.length === 0) return outcome;
   const wanted = statements.flatMap((s) => (s.object ? [s.subject, s.object] : [s.subject]));
-  const hits = await findNamedEntities(tx, ns, probesFor(wanted), options.visibleScopes);
+  const hits = await findNamedEntities(
+    tx,
+    ns,
+    probesFor(wanted),
+    options.visibleScopes,
+    options.aliasAttributes,
+  );
   const resolved = resolveNames(wanted, hits);
   const keyOf = (w: NameWanted) => resolved.get(nameId(w))!.key;
   await insertNamedPlaceholders(tx, ns, placeholdersOf(statements, resolved));

@@ -4,6 +4,7 @@
  * real entity over a placeholder; a name nothing matches becomes a placeholder of the
  * expected kind (`placeholderKey`), so the next mention of it lands on the same node.
  */
+import type { NamespaceSchema } from '../../domain/domain-pack.js';
 import type { GazetteerHit, NameProbe } from './store/gazetteer-store.js';
 import { placeholderKey } from './rules.js';
 
@@ -85,4 +86,19 @@ function bestHit(hits: readonly GazetteerHit[], kind: string): GazetteerHit | nu
 
 function score(h: GazetteerHit, kind: string): number {
   return (h.kind === kind ? 100 : 0) + VIA_RANK[h.via] * 10 + (h.placeholder ? 0 : 1);
+}
+
+/**
+ * The attributes whose values are names of their entity: alias templates of a single
+ * placeholder and no literal text (`aliases: ['name']` or `'{nickname}'`).
+ */
+export function aliasAttributesOf(schema: NamespaceSchema): string[] {
+  const names = new Set<string>();
+  for (const kind of schema.kinds.values()) {
+    for (const alias of kind.aliases) {
+      if (alias.placeholders.length === 1 && alias.literals.every((l) => l === ''))
+        names.add(alias.placeholders[0]!);
+    }
+  }
+  return [...names].sort();
 }

@@ -16,6 +16,7 @@ import { type Llm, LlmError, parseJsonReply, withDeadline } from '../../provider
 import { SchemaPolicy } from '../domain-packs/index.js';
 import { allowedPredicates } from './extract-on-write.js';
 import { writeLearned } from './learned-writes.js';
+import { aliasAttributesOf } from './resolution.js';
 import { countCall, countJobs } from './metrics.js';
 import {
   EXTRACTION_JSON_SCHEMA,
@@ -170,6 +171,7 @@ export class ExtractionWorker {
       answer,
       model,
       allowed: allowedPredicates(schema),
+      aliasAttributes: aliasAttributesOf(schema),
     });
   }
 
@@ -253,6 +255,7 @@ export class ExtractionWorker {
       answer: ModelAnswer;
       model: string;
       allowed: ReadonlySet<string> | null;
+      aliasAttributes: string[];
     },
   ): Promise<RoundOutcome> {
     const facts = await this.db.transaction('modelExtraction', async (tx) => {
@@ -261,6 +264,7 @@ export class ExtractionWorker {
             now: new Date(),
             visibleScopes: null,
             allowedPredicates: read.allowed,
+            aliasAttributes: read.aliasAttributes,
             onUnexpected: (error) =>
               this.logger.error('model extraction fact failed', { error: String(error) }),
           })

@@ -32,6 +32,8 @@ export async function findNamedEntities(
   namespace: string,
   probes: readonly NameProbe[],
   visibleScopes: string[] | null,
+  /** Attributes the packs' alias templates name alone (`aliases: ['name']`): a value is a name. */
+  aliasAttributes: readonly string[] = [],
 ): Promise<GazetteerHit[]> {
   if (probes.length === 0) return [];
   const payload = JSON.stringify(
@@ -49,6 +51,10 @@ export async function findNamedEntities(
        UNION ALL
        SELECT n.name, e.key, e.kind, e.placeholder, 'alias', e.visibility
        FROM n JOIN entities e ON e.namespace = ${namespace} AND e.aliases && ARRAY[n.name, n.lower]
+       UNION ALL
+       SELECT n.name, e.key, e.kind, e.placeholder, 'alias', e.visibility
+       FROM n CROSS JOIN unnest(${[...aliasAttributes]}::text[]) AS a(attr)
+       JOIN entities e ON e.namespace = ${namespace} AND e.attributes @> jsonb_build_object(a.attr, n.name)
        UNION ALL
        SELECT n.name, e.key, e.kind, e.placeholder, 'title', e.visibility
        FROM n JOIN entities e ON e.namespace = ${namespace}

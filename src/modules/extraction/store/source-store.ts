@@ -106,3 +106,27 @@ export async function countObservationsToRead(
   );
   return rows[0]?.n ?? 0;
 }
+
+/** Facts of a namespace read from text (EXTRACTED or INFERRED), for the evaluation harness. */
+export async function listLearnedFacts(
+  q: Queryable,
+  namespace: string,
+): Promise<
+  { subject: string; predicate: string; object: string; evidence: string; observationIds: string[] }[]
+> {
+  const { rows } = await run<{
+    subject: string;
+    predicate: string;
+    object: string;
+    evidence: string;
+    observationIds: string[];
+  }>(
+    q,
+    sql`/* listLearnedFacts */
+     SELECT f.subject, f.predicate, f.object, f.evidence, f.observation_ids AS "observationIds"
+     FROM facts f
+     WHERE f.namespace = ${namespace} AND f.evidence IN ('EXTRACTED', 'INFERRED') AND f.status <> 'RETRACTED'
+     ORDER BY f.subject, f.predicate, f.object`,
+  );
+  return rows;
+}
