@@ -100,7 +100,7 @@ export async function writeLearned(
       });
     else facts.push({ at, ...factOf(s, subject, object, options) });
   });
-  await writeFacts(tx, ns, facts, options, outcome);
+  await writeFacts(tx, ns, mergeRepeats(facts), options, outcome);
   outcome.attributes = await fillMissingAttributes(tx, ns, attributes, options.visibleScopes);
   return outcome;
 }
@@ -129,6 +129,34 @@ function factOf(
       visibleScopes: options.visibleScopes,
     },
   };
+}
+
+/**
+ * One item per fact and scope set: a statement read from several texts of the batch is written
+ * once, citing all of them (earliest first, the highest confidence). Repeats of a single-valued
+ * relation would otherwise each take the one-by-one path of the fact writer, looking like rivals.
+ */
+function mergeRepeats(
+  facts: readonly { at: number; input: FactInput; ctx: FactWriteContext }[],
+): { at: number; input: FactInput; ctx: FactWriteContext }[] {
+  const byKey = new Map<string, { at: number; input: FactInput; ctx: FactWriteContext }>();
+  const sorted = [...facts].sort(
+    (a, b) => a.ctx.defaultValidFrom.getTime() - b.ctx.defaultValidFrom.getTime(),
+  );
+  for (const f of sorted) {
+    const key = [f.input.subject, f.input.predicate, f.input.object, ...f.ctx.defaultScopes].join('\u0000');
+    const first = byKey.get(key);
+    if (!first) {
+      byKey.set(key, { ...f, input: { ...f.input } });
+      continue;
+    }
+    const cited = f.ctx.observationId;
+    if (cited && cited !== first.ctx.observationId && !first.input.observationIds?.includes(cited)) {
+      first.input.observationIds = [...(first.input.observationIds ?? []), cited];
+    }
+    first.input.confidence = Math.max(first.input.confidence ?? 0, f.input.confidence ?? 0);
+  }
+  return [...byKey.values()];
 }
 
 /** The batch write; what it leaves goes through `writeFact` one by one under a savepoint. */
