@@ -10,7 +10,9 @@ import { readPgliteTemplate } from './install/pglite-template.js';
 import { createChangeFeed } from './modules/changes/index.js';
 import { migrate } from './kernel/store/migrate.js';
 import type { AppDeps } from './kernel/request-scope.js';
+import { ExtractionWorker } from './modules/extraction/index.js';
 import { assertTextSearchAvailable, resumeTextSearchReindexes } from './modules/text-search/index.js';
+import { llmFor } from './providers/llm.js';
 
 export interface App {
   deps: AppDeps;
@@ -23,7 +25,13 @@ export interface App {
 /** Opens (or adopts) the database, migrates it, and builds the gateway. No ports are opened here. */
 export async function createApp(
   config: Config,
-  options: ServerOptions & { db?: Database; embedder?: Embedder; logger?: Logger } = {},
+  options: ServerOptions & {
+    db?: Database;
+    embedder?: Embedder;
+    logger?: Logger;
+    /** Run the model-extraction worker in this process (default: when a model is configured). */
+    extractionWorker?: boolean;
+  } = {},
 ): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
   // With a tokens file every request needs a bearer token; a broken file stops start-up here.
@@ -62,12 +70,17 @@ export async function createApp(
   });
   const deps: AppDeps = { db, config, embedder, logger, changes };
   const gateway = createGateway(deps, { ...options, authenticate });
+  const llm = llmFor(config);
+  const worker =
+    llm.available && options.extractionWorker !== false ? new ExtractionWorker(db, llm, logger) : null;
+  worker?.start();
   return {
     deps,
     gateway,
     authenticate: authenticate ?? localAuthenticate,
     close: async () => {
       await resumed.stop();
+      await worker?.stop();
       await changes?.close();
       await db.close();
     },

@@ -5,6 +5,7 @@ import './cli/backup-command.js';
 import './cli/export-command.js';
 import './cli/move-command.js';
 import './cli/reindex-command.js';
+import './cli/extract-command.js';
 import './cli/text-search-command.js';
 import './cli/eval-command.js';
 import './cli/mcp-command.js';

@@ -6,6 +6,7 @@ import { RouteService } from './modules/retrieval/index.js';
 import { DocumentService } from './modules/documents/index.js';
 import { DomainPackService } from './modules/domain-packs/index.js';
 import { EntityService } from './modules/entities/index.js';
+import { ExtractionService } from './modules/extraction/index.js';
 import { FactService } from './modules/facts/index.js';
 import { GraphService } from './modules/graph/index.js';
 import { ObservationService } from './modules/observations/index.js';
@@ -37,6 +38,7 @@ export interface Services {
   changes: ChangeService;
   bulkImport: BulkImportService;
   contextIndex: ContextIndexService;
+  extraction: ExtractionService;
 }
 
 /**
@@ -110,6 +112,9 @@ class RequestServices implements Services {
   }
   get contextIndex(): ContextIndexService {
     return this.#once('contextIndex', ContextIndexService);
+  }
+  get extraction(): ExtractionService {
+    return this.#once('extraction', ExtractionService);
   }
 }
 

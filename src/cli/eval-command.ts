@@ -4,6 +4,7 @@ import { registerCommand } from '../cli-registry.js';
 import { UsageError, parseArgs, positiveInt } from './args.js';
 import { LANGUAGES_USAGE, runLanguagesCommand } from './eval-languages-command.js';
 import { UPDATES_USAGE, runUpdatesCommand } from './eval-updates-command.js';
+import { EXTRACTION_USAGE, runExtractionCommand } from './eval-extraction-command.js';
 
 const USAGE = `Usage: memgate eval locomo FILE.json... [options]
   (or: npm run eval:locomo -- FILE.json... [options])
@@ -142,13 +143,14 @@ function parseOptions(args: string[]) {
 
 registerCommand('eval', {
   summary:
-    'retrieval quality: `eval locomo FILE.json...` (recall@k and MRR per mode and category), `eval languages SET.json...` (per language), `eval updates` (current and as-of values)',
+    'retrieval quality: `eval locomo FILE.json...` (recall@k and MRR per mode and category), `eval languages SET.json...` (per language), `eval updates` (current and as-of values), `eval extraction [SET.json]` (facts learned from text: precision/recall per evidence class)',
   async run(args) {
     const [suite, ...rest] = args;
     if (suite === 'locomo') return runLocomoCommand(rest);
     if (suite === 'languages') return runLanguagesCommand(rest);
     if (suite === 'updates') return runUpdatesCommand(rest);
-    process.stderr.write(`${USAGE}\n\n${LANGUAGES_USAGE}\n\n${UPDATES_USAGE}\n`);
+    if (suite === 'extraction') return runExtractionCommand(rest);
+    process.stderr.write(`${USAGE}\n\n${LANGUAGES_USAGE}\n\n${UPDATES_USAGE}\n\n${EXTRACTION_USAGE}\n`);
     return suite === undefined || suite === '--help' ? 0 : 2;
   },
 });

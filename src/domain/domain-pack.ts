@@ -51,6 +51,24 @@ const kindSchema = z
   })
   .strict();
 
+/**
+ * A rule that reads facts out of free text at write time (evidence EXTRACTED): a pattern whose
+ * named groups give the subject (`subject`) and the object (`object`, with `predicate`) or a
+ * value (`value`, with `attribute`). Patterns pass the same safety checks as idPatterns.
+ */
+const extractorSchema = z
+  .object({
+    name: z.string().regex(NAME, 'an extractor name matches [a-z0-9][a-z0-9._-]{0,63}'),
+    pattern: z.string().min(1).max(512),
+    flags: z.string().default(''),
+    predicate: z.string().regex(RELATION, 'a predicate matches [A-Za-z0-9][A-Za-z0-9_.:-]{0,127}').optional(),
+    attribute: z.string().regex(BARE_NAME, 'an attribute is a bare name such as `role`').optional(),
+    subjectKind: kindName,
+    objectKind: kindName.optional(),
+    confidence: z.number().min(0).max(1).default(0.7),
+  })
+  .strict();
+
 const relationSchema = z
   .object({
     relation: z.string().regex(RELATION, 'a relation matches [A-Za-z0-9][A-Za-z0-9_.:-]{0,127}'),
@@ -75,6 +93,8 @@ export const domainPackSchema = z
     description: z.string().max(4000).optional(),
     kinds: z.array(kindSchema).max(500).default([]),
     relations: z.array(relationSchema).max(1000).default([]),
+    // Optional without a default: packs registered before extractors keep their body hash.
+    extractors: z.array(extractorSchema).max(200).optional(),
   })
   .strict()
   .superRefine((pack, ctx) => {
@@ -102,6 +122,10 @@ export const domainPackSchema = z
       for (const issue of kindIssues(k))
         ctx.addIssue({ code: 'custom', path: ['kinds', i, ...issue.path], message: issue.message });
     });
+    (pack.extractors ?? []).forEach((x, i) => {
+      for (const issue of extractorIssues(x))
+        ctx.addIssue({ code: 'custom', path: ['extractors', i, ...issue.path], message: issue.message });
+    });
     const relations = new Set<string>();
     pack.relations.forEach((r, i) => {
       if (relations.has(r.relation)) {
@@ -118,6 +142,33 @@ export const domainPackSchema = z
 export type DomainPack = z.output<typeof domainPackSchema>;
 export type KindDefinition = DomainPack['kinds'][number];
 export type RelationDefinition = DomainPack['relations'][number];
+export type ExtractorDefinition = NonNullable<DomainPack['extractors']>[number];
+
+function extractorIssues(x: ExtractorDefinition): { path: (string | number)[]; message: string }[] {
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  if ((x.predicate === undefined) === (x.attribute === undefined)) {
+    issues.push({ path: [], message: 'an extractor names exactly one of predicate and attribute' });
+  }
+  const verdict = checkRegexSafety(x.pattern, x.flags);
+  if (!verdict.ok) {
+    issues.push({ path: ['pattern'], message: `rejected (${verdict.rule}): ${verdict.message}` });
+    return issues;
+  }
+  const groups = namedGroupsOf(compilePattern(x.pattern, x.flags));
+  const needed = ['subject', x.predicate !== undefined ? 'object' : 'value'];
+  for (const group of needed) {
+    if (!groups.has(group))
+      issues.push({ path: ['pattern'], message: `the pattern needs a named group (?<${group}>…)` });
+  }
+  return issues;
+}
+
+/** The named groups a compiled pattern declares (read from an empty-string exec shape). */
+function namedGroupsOf(re: UserPattern): Set<string> {
+  const names = new Set<string>();
+  for (const m of re.source.matchAll(/\(\?<([A-Za-z_][A-Za-z0-9_]*)>/g)) names.add(m[1]!);
+  return names;
+}
 
 function kindIssues(k: KindDefinition): { path: (string | number)[]; message: string }[] {
   const issues: { path: (string | number)[]; message: string }[] = [];
@@ -221,10 +272,18 @@ export interface CompiledRelation extends RelationDefinition {
   pack: string;
 }
 
+export interface CompiledExtractor extends Omit<ExtractorDefinition, 'pattern' | 'flags'> {
+  pack: string;
+  source: string;
+  /** Run with findAll over text pieces of at most MAX_MATCH_INPUT (linear-time engine). */
+  re: UserPattern;
+}
+
 export interface CompiledPack {
   ref: string;
   kinds: CompiledKind[];
   relations: CompiledRelation[];
+  extractors: CompiledExtractor[];
 }
 
 /**
@@ -257,6 +316,12 @@ export function compilePack(pack: DomainPack): CompiledPack {
         k.attributes !== undefined ? compileJsonSchema(k.attributes, '', { checkPatterns: false }) : null,
     })),
     relations: pack.relations.map((r) => ({ ...r, pack: ref })),
+    extractors: (pack.extractors ?? []).map(({ pattern, flags, ...rest }) => ({
+      ...rest,
+      pack: ref,
+      source: pattern,
+      re: compilePattern(pattern, `${flags}g`),
+    })),
   };
 }
 
@@ -268,6 +333,8 @@ export interface NamespaceSchema {
   /** By kind name and by every kind synonym. */
   kinds: Map<string, CompiledKind>;
   relations: Map<string, CompiledRelation>;
+  /** Every enabled pack's extractors, in pack order. */
+  extractors?: CompiledExtractor[];
 }
 
 export interface MergeConflict {
@@ -302,7 +369,11 @@ export function mergePacks(
       else relations.set(r.relation, r);
     }
   }
-  return { schema: { namespace, strict, packs: packs.map((p) => p.ref), kinds, relations }, conflicts };
+  const extractors = packs.flatMap((p) => p.extractors);
+  return {
+    schema: { namespace, strict, packs: packs.map((p) => p.ref), kinds, relations, extractors },
+    conflicts,
+  };
 }
 
 export function isBuiltinKind(kind: string): boolean {

@@ -40,6 +40,8 @@ export interface PatternMatch {
   groups: Readonly<Record<string, string>>;
   /** The first capture group, when it took part. */
   firstGroup: string | null;
+  /** Where the match starts in the input (UTF-16 code units, as String.prototype.slice counts). */
+  index: number;
 }
 
 /** A compiled user pattern; it matches in time linear in the input. */
@@ -185,7 +187,12 @@ export function compilePattern(source: string, flags = ''): UserPattern {
           if (typeof value === 'string' && value !== '') groups[name] = value;
         }
         const first = matcher.groupCount() > 0 ? matcher.group(1) : null;
-        found.push({ text: matcher.group(0) ?? '', groups, firstGroup: first ?? null });
+        found.push({
+          text: matcher.group(0) ?? '',
+          groups,
+          firstGroup: first ?? null,
+          index: matcher.start(),
+        });
       }
       return found;
     },

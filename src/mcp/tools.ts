@@ -141,7 +141,10 @@ export const MCP_TOOLS: readonly McpTool[] = [
     title: 'Record observations',
     description:
       'Records observations (immutable events from a source: a message, a ticket, a note). A repeat is ' +
-      'DUPLICATE and changes nothing; each item answers for itself (status, id, code, message).',
+      'DUPLICATE and changes nothing; each item answers for itself (status, id, code, message). Plain ' +
+      'text is enough: domain-pack extractors turn it into EXTRACTED facts at once, and when a model is ' +
+      'configured, INFERRED facts appear asynchronously, seconds later (extractionStatus shows the queue); ' +
+      'every learned fact cites the observation it was read from.',
     input: z.object({ namespace: namespaceSchema, observations: z.array(observationInputSchema) }),
     readOnly: false,
     document: `mutation McpRecordObservations($namespace: String!, $observations: [ObservationInput!]!) {

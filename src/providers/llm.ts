@@ -20,6 +20,17 @@ export interface ChatOptions {
   maxTokens?: number;
   /** Ask for a JSON object (`response_format: json_object`); the reply is still validated. */
   json?: boolean;
+  /** Ask for structured output against this JSON Schema (`response_format: json_schema`). */
+  jsonSchema?: { name: string; schema: Record<string, unknown> };
+  /** Another model on the same server (a namespace's own choice). */
+  model?: string;
+}
+
+/** A reply with what it cost, as the server counted it (0 when it did not say). */
+export interface ChatResult {
+  content: string;
+  tokensIn: number;
+  tokensOut: number;
 }
 
 export interface Llm {
@@ -28,18 +39,26 @@ export interface Llm {
   /** False for echo: nothing will answer, so callers skip the call entirely. */
   readonly available: boolean;
   chat(messages: ChatMessage[], options: ChatOptions): Promise<string>;
+  /** The same call, with the token counts (absent on providers that cannot count). */
+  chatWithUsage?(messages: ChatMessage[], options: ChatOptions): Promise<ChatResult>;
 }
 
 export type LlmFailure = 'unavailable' | 'timeout' | 'http' | 'connection' | 'malformed' | 'empty';
 
 export class LlmError extends Error {
+  /** The HTTP status of an `http` failure, and the wait a 429 or 503 asked for (Retry-After). */
+  status?: number;
+  retryAfterMs?: number;
+
   constructor(
     readonly reason: LlmFailure,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; status?: number; retryAfterMs?: number },
   ) {
     super(message, options);
     this.name = 'LlmError';
+    this.status = options?.status;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 
@@ -82,33 +101,53 @@ export function createLlm(settings: LlmSettings): Llm {
   // Retries are off: callers have a fixed time budget and a fallback, a retry only delays it.
   const client = new OpenAI({ apiKey, baseURL: settings.baseURL, maxRetries: 0 });
   const model = spec.model;
+  const call = async (messages: ChatMessage[], options: ChatOptions): Promise<ChatResult> => {
+    let response: OpenAI.Chat.Completions.ChatCompletion;
+    try {
+      response = await client.chat.completions.create(
+        {
+          model: options.model ?? model,
+          messages,
+          temperature: options.temperature,
+          ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}),
+          ...responseFormat(options),
+        },
+        { timeout: options.timeoutMs, maxRetries: 0 },
+      );
+    } catch (error) {
+      throw toLlmError(error, options.timeoutMs);
+    }
+    const reply = response as {
+      choices?: { message?: { content?: unknown } }[];
+      usage?: { prompt_tokens?: number; completion_tokens?: number };
+    };
+    const content = reply?.choices?.[0]?.message?.content;
+    if (typeof content !== 'string') throw new LlmError('malformed', 'the model returned no message content');
+    if (content.trim() === '') throw new LlmError('empty', 'the model returned an empty message');
+    return {
+      content,
+      tokensIn: reply.usage?.prompt_tokens ?? 0,
+      tokensOut: reply.usage?.completion_tokens ?? 0,
+    };
+  };
   return {
     name: `openai:${model}`,
     available: true,
-    async chat(messages, options) {
-      let response: OpenAI.Chat.Completions.ChatCompletion;
-      try {
-        response = await client.chat.completions.create(
-          {
-            model,
-            messages,
-            temperature: options.temperature,
-            ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}),
-            ...(options.json ? { response_format: { type: 'json_object' as const } } : {}),
-          },
-          { timeout: options.timeoutMs, maxRetries: 0 },
-        );
-      } catch (error) {
-        throw toLlmError(error, options.timeoutMs);
-      }
-      const content = (response as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message
-        ?.content;
-      if (typeof content !== 'string')
-        throw new LlmError('malformed', 'the model returned no message content');
-      if (content.trim() === '') throw new LlmError('empty', 'the model returned an empty message');
-      return content;
-    },
+    chat: async (messages, options) => (await call(messages, options)).content,
+    chatWithUsage: call,
   };
+}
+
+function responseFormat(options: ChatOptions): Record<string, unknown> {
+  if (options.jsonSchema) {
+    return {
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: options.jsonSchema.name, schema: options.jsonSchema.schema, strict: true },
+      },
+    };
+  }
+  return options.json ? { response_format: { type: 'json_object' } } : {};
 }
 
 /**
@@ -141,12 +180,30 @@ function toLlmError(error: unknown, timeoutMs: number): LlmError {
     return new LlmError('connection', 'could not reach the model server', { cause: error });
   }
   if (error instanceof APIError) {
-    return new LlmError('http', `the model server answered HTTP ${error.status ?? '?'}`, { cause: error });
+    return new LlmError('http', `the model server answered HTTP ${error.status ?? '?'}`, {
+      cause: error,
+      status: error.status,
+      retryAfterMs: retryAfterMs(error.headers),
+    });
   }
   if (error instanceof Error && error.name === 'AbortError') {
     return new LlmError('timeout', `the model did not answer within ${timeoutMs} ms`, { cause: error });
   }
   return new LlmError('connection', error instanceof Error ? error.message : String(error), { cause: error });
+}
+
+/** Retry-After in seconds or as an HTTP date, in milliseconds; undefined when absent or unreadable. */
+function retryAfterMs(headers: unknown): number | undefined {
+  const get = (name: string): string | null | undefined =>
+    headers && typeof (headers as Headers).get === 'function'
+      ? (headers as Headers).get(name)
+      : (headers as Record<string, string> | undefined)?.[name];
+  const value = get('retry-after');
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /**

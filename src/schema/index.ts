@@ -27,6 +27,7 @@ import '../modules/domain-packs/schema/index.js';
 import '../modules/snapshots/schema/index.js';
 import '../modules/text-search/schema/index.js';
 import '../modules/portability/schema/index.js';
+import '../modules/extraction/schema/index.js';
 
 export const schema = builder.toSchema({ sortSchema: false });
 

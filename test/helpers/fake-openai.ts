@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net';
  */
 
 export type FakeReply =
-  /** A normal completion whose message content is `content`. */
-  | { content: string }
-  /** An HTTP error status with an OpenAI-style error body. */
-  | { status: number; message?: string }
+  /** A normal completion whose message content is `content` (usage: token counts to report). */
+  | { content: string; usage?: { prompt_tokens: number; completion_tokens: number } }
+  /** An HTTP error status with an OpenAI-style error body (and headers such as Retry-After). */
+  | { status: number; message?: string; headers?: Record<string, string> }
   /** A 200 whose body is this raw text (e.g. broken JSON). */
   | { raw: string }
   /** Waits, then answers with `reply` (the client may have given up by then). */
@@ -54,7 +54,7 @@ export async function startFakeOpenAI(handler: FakeHandler = () => ({ content: '
       return send(res, reply.reply, model);
     }
     if ('status' in reply) {
-      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
       res.end(JSON.stringify({ error: { message: reply.message ?? 'fake failure', type: 'server_error' } }));
       return;
     }
@@ -73,7 +73,11 @@ export async function startFakeOpenAI(handler: FakeHandler = () => ({ content: '
         choices: [
           { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: reply.content } },
         ],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        usage: {
+          prompt_tokens: reply.usage?.prompt_tokens ?? 1,
+          completion_tokens: reply.usage?.completion_tokens ?? 1,
+          total_tokens: (reply.usage?.prompt_tokens ?? 1) + (reply.usage?.completion_tokens ?? 1),
+        },
       }),
     );
   };

@@ -17,6 +17,7 @@ import { canonicalJson, sha256Hex } from '../../domain/ids.js';
 import { combinePii, detectPii, detectPiiInJson } from '../../domain/pii.js';
 import { conflict, parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
+import { type WrittenDocument as DocumentForExtraction, extractFromDocuments } from '../extraction/index.js';
 import { nsKey } from '../../kernel/loaders.js';
 import {
   type ChunkText,
@@ -256,6 +257,12 @@ export class DocumentService {
       .sort((x, y) => x.index - y.index)
       .map((result) => ({ result, doc: docOf.get(result.index)!, created: createdOf.get(result.index)! }));
     await this.linkWritten(tx, ns, done, now);
+    await extractFromDocuments(
+      this.scope,
+      tx,
+      ns,
+      done.filter((d) => d.result.status !== 'UNCHANGED').map((d) => documentForExtraction(d.doc)),
+    );
     return { results, done };
   }
 
@@ -580,4 +587,16 @@ function keyOf(raw: unknown): string | null {
   return raw && typeof raw === 'object' && typeof (raw as { key?: unknown }).key === 'string'
     ? (raw as { key: string }).key
     : null;
+}
+
+/** What extraction reads of a written document: its text and the orders of its sections. */
+function documentForExtraction(doc: PreparedDocument): DocumentForExtraction {
+  return {
+    key: doc.input.key,
+    content: doc.input.content,
+    scopes: doc.scopes,
+    visibility: doc.visibility,
+    sourcePath: doc.sourcePath,
+    sections: (doc.chunks ?? []).map((c) => c.order),
+  };
 }

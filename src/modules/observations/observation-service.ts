@@ -59,6 +59,7 @@ import { type ChunkLanguage, chunkLanguageFor, languageTextOf } from '../text-se
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { planWritesForAnyNamespace } from '../../kernel/store/write-plans.js';
 import { schemaPolicyFor } from '../domain-packs/index.js';
+import { extractFromObservations } from '../extraction/index.js';
 import { namespaceSchema, visibilityScopes } from '../../kernel/validation.js';
 
 export const refInputSchema = z.object({
@@ -204,7 +205,14 @@ export class ObservationService {
     );
     const alone = projected.filter((d) => !together.includes(d));
     results.push(...(await writeItems(tx, itemsOf(alone), one, onUnexpected, onItemFailure)));
-    await this.deriveIndex(tx, ns, drafts, writtenIds(results));
+    const written = writtenIds(results);
+    await this.deriveIndex(tx, ns, drafts, written);
+    await extractFromObservations(
+      this.scope,
+      tx,
+      ns,
+      drafts.filter((d) => written.has(d.id)).map((d) => d.row),
+    );
     return results;
   }
 
