@@ -77,6 +77,8 @@ export interface QuestionOutcome {
 }
 
 export interface UpdateRun {
+  /** The reader and the timestamps, e.g. `context@400 distinct`. */
+  label: string;
   timestamps: 'distinct' | 'equal';
   reader: Reader;
   total: number;
@@ -88,6 +90,8 @@ export interface UpdateRun {
    * before asOf (memory then holds them at asOf, by the time the client gave) — not asked.
    */
   skipped: number;
+  /** currentFirst: the share of questions whose current (or as-of) answer is served before any outdated one. */
+  overall: { currentFirst: number };
 }
 
 /** Whether stamping a day's messages alike moves one that came after `asOf` to before it. */
@@ -287,11 +291,14 @@ export async function runUpdateEval(options: {
           k.total += 1;
           if (o.ok) k.ok += 1;
         }
-        const run = {
+        const ok = list.filter((o) => o.ok).length;
+        const run: UpdateRun = {
+          label: `${reader} ${timestamps}`,
           timestamps,
           reader,
           total: list.length,
-          ok: list.filter((o) => o.ok).length,
+          ok,
+          overall: { currentFirst: list.length === 0 ? 0 : ok / list.length },
           byKind,
           misses: list.filter((o) => !o.ok),
           skipped,
