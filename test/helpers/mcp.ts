@@ -32,8 +32,10 @@ export async function connectMcpStdio(
     command: process.execPath,
     args: [join(process.cwd(), 'bin', 'memgate.js'), 'mcp'],
   },
+  /** A database another server used before (freshDatabaseEnv); the caller drops it. */
+  shared?: McpDatabase,
 ): Promise<{ client: Client; stderr: () => string; close(): Promise<void> }> {
-  const database = await freshDatabaseEnv();
+  const database = shared ?? (await freshDatabaseEnv());
   const transport = new StdioClientTransport({
     ...command,
     env: {
@@ -56,12 +58,18 @@ export async function connectMcpStdio(
     stderr: () => stderr,
     async close() {
       await client.close();
-      await database.drop();
+      if (!shared) await database.drop();
     },
   };
 }
 
-async function freshDatabaseEnv(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+export interface McpDatabase {
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+/** A database of its own for `memgate mcp` children: a fresh PGlite directory or native database. */
+export async function freshDatabaseEnv(): Promise<McpDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'memgate-mcp-'));
   const url = process.env.DATABASE_URL;
   if (!url) {

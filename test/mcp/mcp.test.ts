@@ -11,6 +11,7 @@ import {
   callTool,
   connectMcpHttp,
   connectMcpStdio,
+  freshDatabaseEnv,
   resourceText,
 } from '../helpers/mcp.js';
 import { writeTokensFile } from '../helpers/principals.js';
@@ -395,14 +396,39 @@ describe('MCP over stdio (npx memgate mcp)', { timeout: STDIO_TEST_TIMEOUT_MS },
   });
 
   it('acts as the principal of MEMGATE_TOKEN: refuses what it may not do, hides what it may not see', async () => {
-    // The agent may write `desk` and holds workspace:w2 only; what it records for w1 it cannot read.
+    // The agent may write `desk` and holds workspace:w2 only; a curator holding every scope
+    // records a note for w1 there, which the agent can neither write nor read.
     const written = writeTokensFile([
       { id: 'agent', read: ['desk'], write: ['desk'], scopes: ['workspace:w2'] },
+      { id: 'curator', read: ['desk'], write: ['desk'], scopes: ['*'] },
     ]);
-    const server = await connectMcpStdio({
-      MEMGATE_TOKENS_FILE: written.path,
-      MEMGATE_TOKEN: written.tokens.agent!,
+    const note = (scope: string) => ({
+      source: { system: 'notes', externalId: scope },
+      kind: 'note',
+      occurredAt: '2024-05-01T00:00:00Z',
+      content: `a note for ${scope}`,
+      scopes: [scope],
     });
+    const database = await freshDatabaseEnv();
+    const asPrincipal = (id: 'agent' | 'curator') =>
+      connectMcpStdio(
+        { MEMGATE_TOKENS_FILE: written.path, MEMGATE_TOKEN: written.tokens[id]! },
+        undefined,
+        database,
+      );
+    const curator = await asPrincipal('curator');
+    let hidden: string;
+    try {
+      const byCurator = await callTool(curator.client, 'record_observations', {
+        namespace: 'desk',
+        observations: [note('workspace:w1')],
+      });
+      expect(byCurator.data).toMatchObject({ accepted: 1, rejected: 0 });
+      hidden = (byCurator.data.results as { key: string }[])[0]!.key;
+    } finally {
+      await curator.close();
+    }
+    const server = await asPrincipal('agent');
     try {
       const forbidden = await callTool(server.client, 'assert_facts', {
         namespace: 'elsewhere',
@@ -411,28 +437,29 @@ describe('MCP over stdio (npx memgate mcp)', { timeout: STDIO_TEST_TIMEOUT_MS },
       expect(forbidden.text).toBe('FORBIDDEN: You may not write namespace "elsewhere".');
       const recorded = await callTool(server.client, 'record_observations', {
         namespace: 'desk',
-        observations: ['workspace:w2', 'workspace:w1'].map((scope) => ({
-          source: { system: 'notes', externalId: scope },
-          kind: 'note',
-          occurredAt: '2024-05-01T00:00:00Z',
-          content: `a note for ${scope}`,
-          scopes: [scope],
-        })),
+        observations: [
+          note('workspace:w2'),
+          { ...note('workspace:w1'), source: { system: 'notes', externalId: 'again' } },
+        ],
       });
-      expect(recorded.data).toMatchObject({ accepted: 2, rejected: 0 });
-      const [own, hidden] = (recorded.data.results as { key: string }[]).map((r) => r.key);
+      // A write may only assign scopes its principal holds.
+      expect(recorded.data).toMatchObject({ accepted: 1, rejected: 1 });
+      const results = recorded.data.results as { key: string; code?: string }[];
+      expect(results[1]!.code).toBe('FORBIDDEN');
+      const own = results[0]!.key;
       const provenance = async (id: string) => {
         const answer = await callTool(server.client, 'trace_provenance', {
           id: globalId('Observation', 'desk', id),
         });
         return JSON.stringify(answer).replaceAll(globalId('Observation', 'desk', id), '<id>');
       };
-      expect(await provenance(own!)).toContain('notes#workspace:w2');
+      expect(await provenance(own)).toContain('notes#workspace:w2');
       const absent = await provenance('obs-000000000000000000000000');
       expect(absent).toContain('NOT_FOUND');
-      expect(await provenance(hidden!)).toBe(absent);
+      expect(await provenance(hidden)).toBe(absent);
     } finally {
       await server.close();
+      await database.drop();
     }
   });
 
