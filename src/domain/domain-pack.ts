@@ -316,12 +316,12 @@ export function compilePack(pack: DomainPack): CompiledPack {
         k.attributes !== undefined ? compileJsonSchema(k.attributes, '', { checkPatterns: false }) : null,
     })),
     relations: pack.relations.map((r) => ({ ...r, pack: ref })),
-    extractors: (pack.extractors ?? []).map(({ pattern, flags, ...rest }) => ({
-      ...rest,
-      pack: ref,
-      source: pattern,
-      re: compilePattern(pattern, `${flags}g`),
-    })),
+    // A stored extractor the engine refuses (registered under older rules) extracts nothing.
+    extractors: (pack.extractors ?? []).flatMap(({ pattern, flags, ...rest }) =>
+      checkRegexSafety(pattern, flags).ok
+        ? [{ ...rest, pack: ref, source: pattern, re: compilePattern(pattern, flags) }]
+        : [],
+    ),
   };
 }
 

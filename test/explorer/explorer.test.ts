@@ -188,8 +188,9 @@ describe('explorer page', () => {
     const pack = page.getByTestId('pack');
     await eventually(() => pack.locator('section.pack-section').count()).toBeGreaterThan(0);
     expect(await pack.locator('article.item .signal .fill').count()).toBeGreaterThan(0);
+    // Bars of every signal (a current-state item scores by its state signal, not by fusion).
     const widths = await pack
-      .locator('article.item .signal .fill.s-rrf')
+      .locator('article.item .signal .fill')
       .evaluateAll((els) => els.map((e) => Number.parseFloat((e as HTMLElement).style.width)));
     expect(Math.max(...widths)).toBeGreaterThan(0);
     const dropped = page.getByTestId('dropped');

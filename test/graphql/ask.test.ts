@@ -216,8 +216,10 @@ describe('ask and rerank', () => {
         { namespaces: ['kb'], question: 'who do I escalate pool incidents to', k: 2, rerank: true },
         TOKEN_NO_PII,
       );
+      // Every prompt the model saw since (the rerank, the answer, and any extraction the
+      // retained documents queued) is free of the personal data this principal may not see.
       const prompts = fake.requests.slice(before).map((r) => JSON.stringify(r.messages));
-      expect(prompts.length).toBe(2);
+      expect(prompts.filter((p) => p.includes('who do I escalate pool incidents to'))).toHaveLength(2);
       for (const p of prompts) {
         expect(p).not.toContain('ops@example.com');
         expect(p).not.toContain('555 0100');
