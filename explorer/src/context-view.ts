@@ -23,7 +23,8 @@ interface TracedDecision {
 }
 
 const STRATEGIES: ContextStrategy[] = ['HYBRID', 'AUTO', 'SEMANTIC', 'EXACT', 'GRAPH', 'BRIEFING'];
-const SIGNALS = ['rrf', 'exactId', 'freshness', 'current', 'evidence', 'scope'] as const;
+// state: how well a current-state item matches the question (it leads the pack, not fused by rank).
+const SIGNALS = ['rrf', 'state', 'exactId', 'freshness', 'current', 'evidence', 'scope'] as const;
 
 /** The context view: a query, a strategy and a budget, then the pack by section and what was left out. */
 export function createContextView(session: Session, nav: Navigator) {

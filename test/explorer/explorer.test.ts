@@ -198,8 +198,12 @@ describe('explorer page', () => {
     expect(await dropped.innerText()).toContain('OVER_BUDGET');
     await shot('06-context');
 
-    // A chunk's chain runs down to its source (a document link fact has no source event).
+    // A chunk's chain runs down to its source (a document link fact has no source event). The
+    // current state fills a small budget, so the chunks come with a larger one.
+    await page.getByLabel('Budget').fill('2000');
+    await page.getByRole('button', { name: 'Compile' }).click();
     const item = pack.locator('article.item[data-kind="chunk"]').first();
+    await eventually(() => pack.locator('article.item[data-kind="chunk"]').count()).toBeGreaterThan(0);
     const kind = await item.getAttribute('data-kind');
     await item.locator('footer .link').click();
     const chain = page.getByTestId('provenance');
