@@ -14,6 +14,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { parse } from 'graphql';
 import { MemgateError } from '../errors.js';
+import { DEFAULT_LIMITS, jsonDepthExceeds } from '../security/limits.js';
 import type { GraphQLErrorBody, RunGraphQL } from './graphql-runner.js';
 import { toolInputJsonSchema } from './json-schema.js';
 import { MCP_RESOURCE_TEMPLATES, readResource } from './resources.js';
@@ -79,6 +80,14 @@ export async function callTool(
   if (unknown.length > 0) {
     return toolError({
       message: `Unknown argument${unknown.length > 1 ? 's' : ''} for ${tool.name}: ${unknown.join(', ')}.`,
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+  }
+  // Before anything walks the arguments recursively (serialising them for the gateway would
+  // overflow the stack); /mcp refuses such bodies earlier, stdio reaches this point.
+  if (jsonDepthExceeds(args, DEFAULT_LIMITS.maxInputDepth)) {
+    return toolError({
+      message: `The arguments of ${tool.name} are nested more than ${DEFAULT_LIMITS.maxInputDepth} levels deep.`,
       extensions: { code: 'BAD_USER_INPUT' },
     });
   }

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,6 +113,44 @@ export async function callTool(
     data: (result.structuredContent ?? {}) as Record<string, unknown>,
     text,
   };
+}
+
+/**
+ * A tool call over stdio whose arguments are sent as the given JSON text, verbatim: the SDK's
+ * client serialises with JSON.stringify, which overflows its own stack long before the nesting
+ * some tests need. The answer still comes back through the client, matched to the request id.
+ */
+export async function callToolWithRawArguments(
+  client: Client,
+  name: string,
+  argumentsJson: string,
+  timeoutMs: number,
+): Promise<{ isError: boolean; data: Record<string, unknown>; text: string }> {
+  const transport = client.transport as StdioClientTransport;
+  const stdin = (transport as unknown as { _process?: ChildProcess })._process?.stdin;
+  if (!stdin) throw new Error('the stdio server is not running');
+  const marker = '{"__rawArguments__":true}';
+  const send = transport.send.bind(transport);
+  transport.send = async (message) => {
+    const line = JSON.stringify(message);
+    if (!line.includes(marker)) return send(message);
+    stdin.write(`${line.replace(marker, argumentsJson)}\n`);
+  };
+  try {
+    const result = (await client.callTool(
+      { name, arguments: JSON.parse(marker) as Record<string, unknown> },
+      undefined,
+      { timeout: timeoutMs },
+    )) as CallToolResult;
+    const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+    return {
+      isError: result.isError === true,
+      data: (result.structuredContent ?? {}) as Record<string, unknown>,
+      text,
+    };
+  } finally {
+    transport.send = send;
+  }
 }
 
 /** The text of a resource read's first content. */

@@ -9,6 +9,7 @@ import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import {
   STDIO_TEST_TIMEOUT_MS,
   callTool,
+  callToolWithRawArguments,
   connectMcpHttp,
   connectMcpStdio,
   freshDatabaseEnv,
@@ -460,6 +461,32 @@ describe('MCP over stdio (npx memgate mcp)', { timeout: STDIO_TEST_TIMEOUT_MS },
     } finally {
       await server.close();
       await database.drop();
+    }
+  });
+
+  it('answers arguments nested thousands deep with a BAD_USER_INPUT tool error and keeps serving', async () => {
+    const server = await connectMcpStdio();
+    try {
+      const deep = `${'{"a":'.repeat(5000)}"x"${'}'.repeat(5000)}`;
+      // A short timeout turns a message dropped unanswered into a failure rather than a hang.
+      // `data` is free-form JSON, so nothing refuses it before it reaches the gateway.
+      const observation = `{"source":{"system":"chat","externalId":"deep"},"kind":"message","occurredAt":"2024-05-01T10:00:00Z","content":"deep","data":${deep}}`;
+      const answer = await callToolWithRawArguments(
+        server.client,
+        'record_observations',
+        `{"namespace":"desk","observations":[${observation}]}`,
+        15_000,
+      );
+      expect(answer.isError).toBe(true);
+      expect(answer.data.error).toMatchObject({ code: 'BAD_USER_INPUT' });
+      expect(answer.text).toMatch(/^BAD_USER_INPUT: .*nested more than \d+ levels deep/);
+      expect(answer.text).not.toMatch(/call stack|RangeError/i);
+      // The process is still up and a shallow call still answers.
+      const fine = await callTool(server.client, 'get_entity', { namespace: 'desk', key: 'bob' });
+      expect(fine.text).not.toMatch(/INTERNAL_SERVER_ERROR/);
+      expect(server.stderr()).not.toMatch(/call stack/i);
+    } finally {
+      await server.close();
     }
   });
 
