@@ -66,11 +66,6 @@ export function assertCanWrite(principal: Principal, namespace: string): void {
   if (!canWrite(principal, namespace)) throw forbidden(`You may not write namespace "${namespace}".`);
 }
 
-/** The SQL parameter for visibility predicates: null = unrestricted, else the scopes held. */
-export function visibilityParam(principal: Principal): string[] | null {
-  return principal.scopes;
-}
-
 /**
  * The visibility scopes (`workspace:`, `principal:`) among `scopes` that the principal does not
  * hold. A write may assign only scopes its principal holds — every scope with `scopes: ["*"]` —

@@ -6,7 +6,6 @@ import type { EntityRow } from '../../kernel/store/entity-store.js';
 import type { FactRow } from '../../kernel/store/fact-store.js';
 import type { ObservationRow } from '../../kernel/store/observation-store.js';
 import { removedRowsVisibleTo } from './store/change-visibility-store.js';
-import { visibilityParam } from '../../auth/principal.js';
 import type { ChangeKind, RemovedRow } from '../../kernel/change-notice.js';
 import { ChangeQueue, type Ending } from './change-queue.js';
 import { DocumentService, type SourceDocumentView } from '../documents/index.js';
@@ -130,11 +129,7 @@ export class ChangeService {
   /** A removed row reaches only subscribers its visibility (and its endpoints') admitted. */
   private async removedVisible(removed: RemovedRow, keys: ReadonlySet<string> | null): Promise<boolean> {
     if (keys && !removed.refs.some((ref) => keys.has(ref))) return false;
-    const visible = await removedRowsVisibleTo(
-      this.scope.db,
-      [removed],
-      visibilityParam(this.scope.principal),
-    );
+    const visible = await removedRowsVisibleTo(this.scope.db, [removed], this.scope.principal.scopes);
     return visible.has(removed.id);
   }
 }

@@ -1,10 +1,5 @@
 import type { z } from 'zod';
-import {
-  assertCanRead,
-  assertCanWrite,
-  scopeAssignmentError,
-  visibilityParam,
-} from '../../auth/principal.js';
+import { assertCanRead, assertCanWrite, scopeAssignmentError } from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import {
   DEFAULT_MAX_CHARS,
@@ -119,13 +114,13 @@ export class DocumentService {
     });
     if (valid.length === 0) return toPayload(results);
 
-    const vis = this.scope.principal.scopes;
+    const visibleScopes = this.scope.principal.scopes;
     const [states, language] = await Promise.all([
       findDocumentStates(
         this.scope.db,
         ns,
         valid.map((v) => v.doc.input.key),
-        vis,
+        visibleScopes,
       ),
       chunkLanguageFor(this.scope, ns),
     ]);
@@ -165,7 +160,7 @@ export class DocumentService {
         );
       }
       const writable = valid.filter((v) => !claim.busy.has(nsKey(ns, v.doc.input.key)));
-      const written = await this.writeBatch(ns, writable, vis);
+      const written = await this.writeBatch(ns, writable, visibleScopes);
       return toPayload([...results, ...written]);
     } finally {
       claim.release();
@@ -179,17 +174,17 @@ export class DocumentService {
   private async writeBatch(
     ns: string,
     valid: { index: number; doc: PreparedDocument }[],
-    vis: string[] | null,
+    visibleScopes: string[] | null,
   ): Promise<WriteResult[]> {
     if (valid.length === 0) return [];
     const staged = stagedDocuments(valid.map((v) => v.doc));
     const now = new Date();
     const written = await this.scope.db.transaction('retainDocuments', (tx) =>
-      this.writeMain(tx, ns, valid, staged, now, vis),
+      this.writeMain(tx, ns, valid, staged, now, visibleScopes),
     );
     for (const d of written.done) {
       if (!staged.has(d.doc) || d.result.status === 'UNCHANGED' || !d.doc.chunks) continue;
-      const failure = await this.writeStaged(ns, d.doc, visibilityParam(this.scope.principal));
+      const failure = await this.writeStaged(ns, d.doc, this.scope.principal.scopes);
       if (failure) Object.assign(d.result, { status: 'REJECTED', id: null, ...failure });
     }
     return written.results;
@@ -207,7 +202,7 @@ export class DocumentService {
     valid: readonly { index: number; doc: PreparedDocument }[],
     staged: ReadonlySet<PreparedDocument>,
     now: Date,
-    vis: string[] | null,
+    visibleScopes: string[] | null,
   ): Promise<{ results: WriteResult[]; done: WrittenDocument[] }> {
     const logError = (e: unknown) =>
       this.scope.deps.logger.error('retainDocuments item failed', { error: String(e) });
@@ -230,7 +225,7 @@ export class DocumentService {
           ns,
           items.map(({ value }) => ({ doc: value, staged: staged.has(value) })),
           now,
-          visibilityParam(this.scope.principal),
+          this.scope.principal.scopes,
         );
         return items.map(({ index, value }, n) => {
           const answer = answers[n];
@@ -246,7 +241,7 @@ export class DocumentService {
           this.scope.deps.logger.error('retainDocuments: the set-based write failed; writing one by one', {
             error: String(error),
             documents: valid.length,
-            visibility: vis === null ? 'all' : 'scoped',
+            visibility: visibleScopes === null ? 'all' : 'scoped',
           }),
         onItemFailure: async (_q, doc, index, error) => fail(index, doc, error),
       },
@@ -273,7 +268,7 @@ export class DocumentService {
     done: readonly WrittenDocument[],
     now: Date,
   ): Promise<void> {
-    const changes = await writeLinksOfBatch(tx, ns, done, now, visibilityParam(this.scope.principal));
+    const changes = await writeLinksOfBatch(tx, ns, done, now, this.scope.principal.scopes);
     done.forEach((d, n) => {
       const change = changes[n]!;
       if (change.changed && d.result.status === 'UNCHANGED') d.result.status = 'UPDATED';
@@ -285,7 +280,7 @@ export class DocumentService {
   private async writeStaged(
     ns: string,
     doc: PreparedDocument,
-    vis: string[] | null,
+    visibleScopes: string[] | null,
   ): Promise<{ code: string; message: string } | null> {
     const chunks = doc.chunks ?? [];
     try {
@@ -295,7 +290,7 @@ export class DocumentService {
         doc.input.key,
         chunks,
         doc.contentHash,
-        vis,
+        visibleScopes,
       );
       if (outcome === 'complete') return null;
       return {
@@ -381,16 +376,17 @@ export class DocumentService {
     staged: boolean,
   ): Promise<DocumentWriteAnswer> {
     const key = doc.input.key;
-    const vis = visibilityParam(this.scope.principal);
+    const visibleScopes = this.scope.principal.scopes;
     // A hidden document reads as absent here; the upsert then finds its key taken.
-    const state = await lockDocumentState(tx, ns, key, vis);
+    const state = await lockDocumentState(tx, ns, key, visibleScopes);
     if (isUnchanged(state, doc)) return { status: 'UNCHANGED', created: false };
     if (!doc.chunks) {
       throw conflict('The document changed while this batch was being written; send it again.');
     }
     // Before the document's own scopes change: the links are the ones the writer sees now.
-    if (state) await updateLinkFactScopes(tx, ns, key, doc.sourcePath, doc.scopes, doc.visibility, vis);
-    const status = await upsertVisibleEntity(tx, ns, entityWriteOf(doc, now), vis);
+    if (state)
+      await updateLinkFactScopes(tx, ns, key, doc.sourcePath, doc.scopes, doc.visibility, visibleScopes);
+    const status = await upsertVisibleEntity(tx, ns, entityWriteOf(doc, now), visibleScopes);
     await writeDocumentBody(tx, ns, bodyWriteOf(doc, staged));
     await replaceChunks(tx, ns, key, staged ? [] : doc.chunks);
     // Same title and attributes but new text is still an update of the document.

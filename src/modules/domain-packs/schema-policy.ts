@@ -14,7 +14,6 @@
  * Checks take the transaction they run in (`q`): PGlite has one connection, and a check must see
  * what the same transaction wrote before it (an entity asserted earlier in an observation).
  */
-import { visibilityParam } from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import {
   BUILTIN_KINDS,
@@ -220,7 +219,7 @@ const perRequest = new WeakMap<RequestScope, SchemaPolicy>();
 export function schemaPolicyFor(scope: RequestScope): SchemaPolicy {
   let policy = perRequest.get(scope);
   if (!policy) {
-    policy = new SchemaPolicy(visibilityParam(scope.principal));
+    policy = new SchemaPolicy(scope.principal.scopes);
     perRequest.set(scope, policy);
   }
   return policy;

@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import {
-  assertCanRead,
-  assertCanWrite,
-  scopeAssignmentError,
-  visibilityParam,
-} from '../../auth/principal.js';
+import { assertCanRead, assertCanWrite, scopeAssignmentError } from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import { keyUnavailable, parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
@@ -84,7 +79,7 @@ export class EntityService {
       else valid.push({ index, value: parsed.data });
     });
     const now = new Date();
-    const vis = visibilityParam(this.scope.principal);
+    const visibleScopes = this.scope.principal.scopes;
     const policy = schemaPolicyFor(this.scope);
     const writeOf = (e: EntityInput): EntityWrite => ({
       key: e.key,
@@ -109,7 +104,7 @@ export class EntityService {
     });
     const one = async (tx: Queryable, e: EntityInput, index: number) => {
       await policy.assertEntity(tx, ns, { kind: e.kind, key: e.key, attributes: e.attributes });
-      return answer(index, e.key, await upsertVisibleEntity(tx, ns, writeOf(e), vis));
+      return answer(index, e.key, await upsertVisibleEntity(tx, ns, writeOf(e), visibleScopes));
     };
     const onUnexpected = (error: unknown) =>
       this.scope.deps.logger.error('upsertEntities item failed', { error: String(error) });
@@ -125,7 +120,7 @@ export class EntityService {
                 q,
                 ns,
                 items.map((i) => writeOf(i.value)),
-                vis,
+                visibleScopes,
               );
               return items.map(({ index, value }, n) => {
                 const status = statuses[n]!;
@@ -165,7 +160,7 @@ export class EntityService {
     const { backwards, size } = pageWindow(page);
     const after = page.after ? String(decodeCursor(page.after, 1)[0]) : null;
     const before = page.before ? String(decodeCursor(page.before, 1)[0]) : null;
-    const vis = this.scope.principal.scopes;
+    const visibleScopes = this.scope.principal.scopes;
     // Every observation has a graph node (kind "observation") so facts can point at it; a
     // listing of people and projects should not drown in them, so they are shown only on request.
     const kinds = filter.kinds?.length ? filter.kinds : null;
@@ -175,7 +170,7 @@ export class EntityService {
       this.scope.db,
       ns,
       { ...listed, afterKey: after, beforeKey: before, limit: size + 1, backwards },
-      vis,
+      visibleScopes,
       columns,
     );
     // Only whole rows may answer later loads of the same key.
@@ -188,7 +183,7 @@ export class EntityService {
       Boolean(backwards ? before : after),
     );
     // Counted only when the client selects totalCount: a count costs as much as the page.
-    return { ...result, countTotal: () => countEntities(this.scope.db, ns, listed, vis) };
+    return { ...result, countTotal: () => countEntities(this.scope.db, ns, listed, visibleScopes) };
   }
 }
 

@@ -6,7 +6,6 @@
  * back to a savepoint), never the batch.
  */
 import { withSavepoint } from '../../kernel/batch.js';
-import { visibilityParam } from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import type { NamespaceSchema } from '../../domain/domain-pack.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
@@ -140,7 +139,7 @@ async function readByRules(
       const statements = texts.flatMap((t) => statementsOf(schema, t));
       await writeLearned(q, ns, statements, {
         now: new Date(),
-        visibleScopes: visibilityParam(scope.principal),
+        visibleScopes: scope.principal.scopes,
         allowedPredicates: allowedPredicates(schema),
         aliasAttributes: aliasAttributesOf(schema),
         onUnexpected: (error) => logUnexpected(scope, error),

@@ -4,7 +4,6 @@ import type { Queryable } from '../../db/database.js';
 import { factId as computeFactId } from '../../domain/ids.js';
 import { badInput, conflict, notFound, parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
-import { visibilityParam } from '../../auth/principal.js';
 import {
   closeSuperseded,
   dropConflictReferences,
@@ -187,7 +186,7 @@ export class FactService {
   }
 
   private visibleScopes(): string[] | null {
-    return visibilityParam(this.scope.principal);
+    return this.scope.principal.scopes;
   }
 
   private writableNamespace(namespace: string): string {

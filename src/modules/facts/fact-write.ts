@@ -118,15 +118,15 @@ export async function writeFact(
   await ctx.policy?.assertFact(tx, namespace, input);
   const { id, contradicts, validFrom, validTo } = prepared;
   if (contradicts.includes(id)) throw badInput('A fact cannot contradict itself.');
-  const vis = ctx.visibleScopes;
+  const visibleScopes = ctx.visibleScopes;
   if (contradicts.length > 0) {
-    const known = await existingFactIds(tx, namespace, contradicts, vis);
+    const known = await existingFactIds(tx, namespace, contradicts, visibleScopes);
     const missing = contradicts.filter((c) => !known.has(c));
     if (missing.length > 0) throw notFound(`contradicts names unknown facts: ${missing.join(', ')}`);
   }
   // Evidence the caller names must be an observation it can see (hidden reads as absent).
   if (prepared.cited.length > 0) {
-    const known = await findExistingObservationIds(tx, namespace, prepared.cited, vis);
+    const known = await findExistingObservationIds(tx, namespace, prepared.cited, visibleScopes);
     const missing = missingCitations(prepared, known);
     if (missing) throw missing;
   }
@@ -138,16 +138,21 @@ export async function writeFact(
     input.validFrom
       ? null
       : { subject: input.subject, predicate: input.predicate, object: input.object, inForceAt: validFrom },
-    vis,
+    visibleScopes,
   );
   let created = false;
   if (!existing) {
-    const hidden = await ensurePlaceholders(tx, namespace, [...new Set([input.subject, input.object])], vis);
+    const hidden = await ensurePlaceholders(
+      tx,
+      namespace,
+      [...new Set([input.subject, input.object])],
+      visibleScopes,
+    );
     if (hidden > 0) throw keyUnavailable();
     created = await insertFact(tx, namespace, newFactRow(input, prepared, ctx));
     // A concurrent writer created the same fact first: this assertion reinforces theirs,
     // unless the fact with this id is one the caller cannot see.
-    if (!created) existing = await lockFact(tx, namespace, id, vis);
+    if (!created) existing = await lockFact(tx, namespace, id, visibleScopes);
     if (!created && !existing) throw keyUnavailable();
   }
   if (existing && (existing.status === 'SUPERSEDED' || existing.status === 'RETRACTED')) {
@@ -156,7 +161,13 @@ export async function writeFact(
   let becameActive = created;
   if (existing) {
     becameActive = existing.status === 'EVIDENCE_LOST';
-    await reinforceFact(tx, namespace, existing.factId, reinforcementOf(existing, input, prepared, ctx), vis);
+    await reinforceFact(
+      tx,
+      namespace,
+      existing.factId,
+      reinforcementOf(existing, input, prepared, ctx),
+      visibleScopes,
+    );
   }
   const target = existing ?? {
     factId: id,
@@ -168,7 +179,7 @@ export async function writeFact(
   };
   const marked = new Set<string>();
   if (becameActive) {
-    const rivals = await findOverlappingRivals(tx, namespace, target, vis);
+    const rivals = await findOverlappingRivals(tx, namespace, target, visibleScopes);
     if (rivals.length > 0 && (await isSingleValued(tx, namespace, input.predicate))) {
       for (const r of rivals) marked.add(r);
     }
@@ -176,7 +187,7 @@ export async function writeFact(
   const explicit = contradicts.filter((c) => !existing?.conflictsWith.includes(c));
   for (const c of explicit) marked.add(c);
   const conflictsWith = [...marked].sort();
-  await markConflicts(tx, namespace, target.factId, conflictsWith, vis);
+  await markConflicts(tx, namespace, target.factId, conflictsWith, visibleScopes);
   return {
     status: existing ? 'REINFORCED' : 'CREATED',
     factId: target.factId,

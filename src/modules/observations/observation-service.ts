@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import {
-  type Principal,
-  assertCanWrite,
-  scopeAssignmentError,
-  visibilityParam,
-} from '../../auth/principal.js';
+import { type Principal, assertCanWrite, scopeAssignmentError } from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import { chunkMarkdown } from '../../domain/chunking.js';
 import { observationId as computeObservationId } from '../../domain/ids.js';
@@ -149,7 +144,7 @@ export class ObservationService {
       this.scope.db,
       ns,
       candidates.map((c) => c.id),
-      visibilityParam(this.scope.principal),
+      this.scope.principal.scopes,
     );
     const actorNames = await this.actorNames(
       ns,
@@ -256,7 +251,7 @@ export class ObservationService {
       tx,
       ns,
       fresh.map((d) => ({ ctx: this.projectionContext(ns, d, now), assertions: d.assertions! })),
-      visibilityParam(this.scope.principal),
+      this.scope.principal.scopes,
     );
     const settled = fresh.map((d, n) => settle(d, outcomes[n]!));
     await setObservationStatuses(
@@ -299,7 +294,7 @@ export class ObservationService {
       episodeChunks: d.episodeChunks,
       onUnexpected: (error) => this.logUnexpected(error),
       policy: schemaPolicyFor(this.scope),
-      visibleScopes: visibilityParam(this.scope.principal),
+      visibleScopes: this.scope.principal.scopes,
     };
   }
 
@@ -411,7 +406,7 @@ export class ObservationService {
 
   /** A concurrent writer recorded the same observation first: a DUPLICATE only if it is visible. */
   private async notInserted(tx: Queryable, ns: string, d: Draft): Promise<WriteResult> {
-    const known = await findRecordedObservations(tx, ns, [d.id], visibilityParam(this.scope.principal));
+    const known = await findRecordedObservations(tx, ns, [d.id], this.scope.principal.scopes);
     return known.visible.has(d.id) ? duplicateOf(ns, d.index, d.id, null) : collision(d.index);
   }
 

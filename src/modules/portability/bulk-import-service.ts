@@ -1,4 +1,4 @@
-import { assertCanWrite, visibilityParam } from '../../auth/principal.js';
+import { assertCanWrite } from '../../auth/principal.js';
 import { forbidden, parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
 import {
@@ -142,7 +142,7 @@ export class BulkImportService {
     candidates: { index: number; id: string; input: ObservationInput }[],
   ): Promise<WriteResult[]> {
     if (candidates.length === 0) return [];
-    const scopes = visibilityParam(this.scope.principal);
+    const scopes = this.scope.principal.scopes;
     const known = await findRecordedObservations(
       this.scope.db,
       ns,

@@ -1,5 +1,5 @@
 import { indexObservationContext } from '../../kernel/store/context-index-store.js';
-import { assertCanWrite, visibilityParam } from '../../auth/principal.js';
+import { assertCanWrite } from '../../auth/principal.js';
 import { keyUnavailable, notFound, parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
 import { appendAudit } from '../../kernel/store/audit-store.js';
@@ -44,16 +44,16 @@ export class PurgeService {
       'redactObservation',
       [{ index: 0, value: id }],
       async (tx, obsId, index) => {
-        const vis = visibilityParam(this.scope.principal);
-        const current = await lockObservation(tx, ns, obsId, vis);
+        const visibleScopes = this.scope.principal.scopes;
+        const current = await lockObservation(tx, ns, obsId, visibleScopes);
         if (!current)
           throw notFound(`No observation ${JSON.stringify(obsId.slice(0, 80))} in namespace "${ns}".`);
         const result = { index, id: globalId('Observation', ns, obsId), key: obsId };
         if (current.status === 'REDACTED')
           return { ...result, status: 'UNCHANGED', message: 'already redacted' };
-        if (await hiddenDependents(tx, ns, { observationId: obsId }, vis)) throw keyUnavailable();
+        if (await hiddenDependents(tx, ns, { observationId: obsId }, visibleScopes)) throw keyUnavailable();
         const before = (await redactObservationRow(tx, ns, obsId, why))!;
-        const chunks = await deleteChunksOfObservation(tx, ns, obsId, vis);
+        const chunks = await deleteChunksOfObservation(tx, ns, obsId, visibleScopes);
         // Its words leave the neighbouring turns' index too.
         await indexObservationContext(tx, ns, [obsId]);
         const facts = await removeObservationEvidence(
@@ -61,7 +61,7 @@ export class PurgeService {
           ns,
           obsId,
           `evidence lost: observation ${obsId} redacted`,
-          vis,
+          visibleScopes,
         );
         await appendAudit(tx, ns, {
           principalId: this.scope.principal.id,
@@ -101,15 +101,15 @@ export class PurgeService {
       'purgeEntity',
       [{ index: 0, value: entityKey }],
       async (tx, k, index) => {
-        const vis = visibilityParam(this.scope.principal);
+        const visibleScopes = this.scope.principal.scopes;
         const absent = () => notFound(`No entity ${JSON.stringify(k.slice(0, 80))} in namespace "${ns}".`);
-        if (!(await lockVisibleEntity(tx, ns, k, vis))) throw absent();
-        if (await hiddenDependents(tx, ns, { entityKey: k }, vis)) throw keyUnavailable();
+        if (!(await lockVisibleEntity(tx, ns, k, visibleScopes))) throw absent();
+        if (await hiddenDependents(tx, ns, { entityKey: k }, visibleScopes)) throw keyUnavailable();
         // Facts first: a fact is visible only while both its endpoints exist.
-        const facts = await deleteFactsOfEntity(tx, ns, k, vis);
-        await dropConflictReferences(tx, ns, facts, vis);
+        const facts = await deleteFactsOfEntity(tx, ns, k, visibleScopes);
+        await dropConflictReferences(tx, ns, facts, visibleScopes);
         const mentions = await deleteMentionsOfEntity(tx, ns, k);
-        const entity = await deleteEntityRows(tx, ns, k, vis);
+        const entity = await deleteEntityRows(tx, ns, k, visibleScopes);
         if (!entity) throw absent();
         const summary = {
           reason: why,

@@ -82,7 +82,7 @@ export class RouteService {
   ): Promise<RoutedPack> {
     const { route, decision, resolved } = await this.decide(base.namespaces, base.query, base.asOf);
     const graph = new GraphService(this.scope);
-    const vis = this.scope.principal.scopes;
+    const visibleScopes = this.scope.principal.scopes;
     const drafts = new Map<string, TraceDraft>();
     const ctx: HandlerContext = {
       base: { ...base, strategy: 'HYBRID', route: traceOf(route) },
@@ -95,7 +95,7 @@ export class RouteService {
         return compiled.pack;
       },
       attributesAt: (entity: EntityMatch, asOf) =>
-        attributeVersionAt(this.scope.db, entity.namespace, entity.key, asOf, vis),
+        attributeVersionAt(this.scope.db, entity.namespace, entity.key, asOf, visibleScopes),
       paths: (namespace, from, to) => graph.paths({ namespace, from, to, asOf: base.asOf }),
       facets: (namespace, window: TimeWindow | null) =>
         this.facetsOf(namespace, window?.since ?? null, window?.until ?? null),
@@ -104,7 +104,7 @@ export class RouteService {
     const { pack, compacted, replacements } = await compactSessions(
       this.scope.db,
       result.pack,
-      vis,
+      visibleScopes,
       this.scope.deps.config.charsPerToken,
     );
     const served: RouteValue = {
@@ -138,7 +138,7 @@ export class RouteService {
     const reference = referenceTime ?? new Date();
     const rules = routeByRules(query, reference);
     const llm = llmFor(this.scope.deps.config);
-    const vis = this.scope.principal.scopes;
+    const visibleScopes = this.scope.principal.scopes;
     let refined: Awaited<ReturnType<typeof refineRoute>> = {
       decision: rules,
       source: 'RULES',
@@ -147,7 +147,7 @@ export class RouteService {
     if (llm.available && rules.queryType !== 'NO_SEARCH') {
       const candidates = (
         await Promise.all(
-          namespaces.map((ns) => candidateEntityNames(this.scope.db, ns, rules.entityHints, vis)),
+          namespaces.map((ns) => candidateEntityNames(this.scope.db, ns, rules.entityHints, visibleScopes)),
         )
       ).flat();
       const timeoutMs = Math.min(DEFAULT_ROUTER_TIMEOUT_MS, this.scope.deps.config.statementTimeoutMs);
@@ -187,9 +187,9 @@ export class RouteService {
   /** Each hint's best entity across the namespaces (first namespace wins a tie), deduplicated. */
   private async resolve(namespaces: string[], hints: string[]): Promise<EntityMatch[]> {
     if (hints.length === 0) return [];
-    const vis = this.scope.principal.scopes;
+    const visibleScopes = this.scope.principal.scopes;
     const perNs = await Promise.all(
-      namespaces.map((ns) => resolveEntityHints(this.scope.db, ns, hints, vis)),
+      namespaces.map((ns) => resolveEntityHints(this.scope.db, ns, hints, visibleScopes)),
     );
     const out: EntityMatch[] = [];
     const rank = { KEY: 0, TITLE: 1, ALIAS: 1, TRIGRAM: 2 } as const;
@@ -204,11 +204,11 @@ export class RouteService {
 
   private async facetsOf(namespace: string, since: Date | null, until: Date | null): Promise<FacetsValue> {
     const w = { since, until, limit: FACET_LIMIT };
-    const vis = this.scope.principal.scopes;
+    const visibleScopes = this.scope.principal.scopes;
     const [topics, entities, predicates] = await Promise.all([
-      topicFacets(this.scope.db, namespace, w, vis),
-      entityFacets(this.scope.db, namespace, w, vis),
-      predicateFacets(this.scope.db, namespace, w, vis),
+      topicFacets(this.scope.db, namespace, w, visibleScopes),
+      entityFacets(this.scope.db, namespace, w, visibleScopes),
+      predicateFacets(this.scope.db, namespace, w, visibleScopes),
     ]);
     return { topics, entities, predicates };
   }
@@ -222,7 +222,7 @@ export class RouteService {
     resolved: EntityMatch[],
     asOf: Date,
   ): Promise<FactRow[]> {
-    const vis = this.scope.principal.scopes;
+    const visibleScopes = this.scope.principal.scopes;
     const keysByNs = new Map<string, Set<string>>();
     const add = (ns: string, key: string) => {
       if (!keysByNs.has(ns)) keysByNs.set(ns, new Set());
@@ -241,7 +241,7 @@ export class RouteService {
     }
     await Promise.all(
       [...factIdsByNs].map(async ([ns, ids]) => {
-        for (const f of await findFactsByIds(this.scope.db, ns, ids, vis)) {
+        for (const f of await findFactsByIds(this.scope.db, ns, ids, visibleScopes)) {
           if (!f) continue;
           add(ns, f.subject);
           add(ns, f.object);
@@ -250,7 +250,7 @@ export class RouteService {
     );
     const lists = await Promise.all(
       [...keysByNs].map(([ns, keys]) =>
-        invalidatedFactsOf(this.scope.db, ns, [...keys], asOf, vis, INVALIDATED_LIMIT),
+        invalidatedFactsOf(this.scope.db, ns, [...keys], asOf, visibleScopes, INVALIDATED_LIMIT),
       ),
     );
     return lists.flat().slice(0, INVALIDATED_LIMIT);

@@ -18,12 +18,7 @@
  * REJECTED alone and still counts as listed (nothing it names is closed or staled).
  */
 import { z } from 'zod';
-import {
-  type Principal,
-  assertCanWrite,
-  scopeAssignmentError,
-  visibilityParam,
-} from '../../auth/principal.js';
+import { type Principal, assertCanWrite, scopeAssignmentError } from '../../auth/principal.js';
 import type { Queryable } from '../../db/database.js';
 import { canonicalJson, sha256Hex } from '../../domain/ids.js';
 import { conflict, keyUnavailable, parseInput } from '../../errors.js';
@@ -162,7 +157,7 @@ interface Reconciliation {
   principalId: string;
   /** Whose scopes a listed item may carry (scope assignment). */
   principal: Principal;
-  vis: string[] | null;
+  visibleScopes: string[] | null;
   policy: SchemaPolicy;
 }
 
@@ -246,7 +241,7 @@ export class SnapshotService {
       now,
       principalId: this.scope.principal.id,
       principal: this.scope.principal,
-      vis: visibilityParam(this.scope.principal),
+      visibleScopes: this.scope.principal.scopes,
       policy: schemaPolicyFor(this.scope),
     };
   }
@@ -346,9 +341,17 @@ async function reconcileEntities(r: Reconciliation, listed: ListedItems): Promis
     tx,
     ns,
     [...listed.entities.map((e) => e.value.key), ...endpointKeys],
-    r.vis,
+    r.visibleScopes,
   );
-  const results = await writeSnapshotEntities(tx, ns, listed.entities, shapes, r.at, r.policy, r.vis);
+  const results = await writeSnapshotEntities(
+    tx,
+    ns,
+    listed.entities,
+    shapes,
+    r.at,
+    r.policy,
+    r.visibleScopes,
+  );
   const written = results.filter((x) => x.status !== 'REJECTED').map((x) => x.key!);
   await stampSnapshotEntities(tx, ns, written, snap.scope, snap.snapshotId, r.at);
   return { results, shapes, written };
@@ -376,7 +379,7 @@ async function reconcileRelations(
       object: x.value.object,
     })),
     r.at,
-    r.vis,
+    r.visibleScopes,
   )) as ScopeFact[];
   const byTriple = new Map<string, ScopeFact>();
   for (const f of scopeFacts) {
@@ -403,14 +406,18 @@ async function reconcileRelations(
     } else if (match) results.push(keepMatch(ns, index, value, match, stamps));
     else toAssert.push({ index, value });
   }
-  const asserted = await assertSnapshotRelations(tx, ns, toAssert, { now: r.now, at: r.at, vis: r.vis });
+  const asserted = await assertSnapshotRelations(tx, ns, toAssert, {
+    now: r.now,
+    at: r.at,
+    visibleScopes: r.visibleScopes,
+  });
   for (const x of asserted) {
     if (x.status === 'REJECTED') continue;
     kept.add(x.key!);
     stamps.push({ factId: x.key!, attributes: null, fresh: true });
   }
   results.push(...asserted);
-  await stampSnapshotFacts(tx, ns, stamps, snap.scope, snap.snapshotId, r.vis);
+  await stampSnapshotFacts(tx, ns, stamps, snap.scope, snap.snapshotId, r.visibleScopes);
   return { results, scopeFacts, kept };
 }
 
@@ -450,14 +457,14 @@ async function retireUnlisted(
   const toClose = relations.scopeFacts
     .filter((f) => f.snapshotScope === snap.scope && f.validTo === null && !relations.kept.has(f.factId))
     .map((f) => f.factId);
-  const closedRelations = await closeSnapshotFacts(tx, ns, toClose, r.at, snap.snapshotId, r.vis);
+  const closedRelations = await closeSnapshotFacts(tx, ns, toClose, r.at, snap.snapshotId, r.visibleScopes);
   const staleEntities = await markScopeEntitiesStale(
     tx,
     ns,
     snap.scope,
     [...listedKeys],
     snap.snapshotId,
-    r.vis,
+    r.visibleScopes,
   );
   return { closedRelations, staleEntities };
 }
@@ -505,7 +512,7 @@ async function writeSnapshotEntities(
   shapes: ReadonlyMap<string, EntityShape>,
   at: Date,
   policy: SchemaPolicy,
-  vis: string[] | null,
+  visibleScopes: string[] | null,
 ): Promise<WriteResult[]> {
   const results: WriteResult[] = [];
   const valid: { index: number; value: SnapshotEntity }[] = [];
@@ -559,7 +566,7 @@ async function writeSnapshotEntities(
         q,
         ns,
         items.map((i) => writeOf(i.value)),
-        vis,
+        visibleScopes,
       );
       return items.map(({ index, value }, n) => {
         const status = statuses[n]!;
@@ -568,7 +575,7 @@ async function writeSnapshotEntities(
         return resultOf(index, value, status);
       });
     },
-    async (q, e, index) => resultOf(index, e, await upsertVisibleEntity(q, ns, writeOf(e), vis)),
+    async (q, e, index) => resultOf(index, e, await upsertVisibleEntity(q, ns, writeOf(e), visibleScopes)),
     () => {},
   );
   return [...results, ...written];
@@ -582,14 +589,14 @@ async function assertSnapshotRelations(
   tx: Queryable,
   ns: string,
   relations: readonly { index: number; value: SnapshotRelation }[],
-  { now, at, vis }: { now: Date; at: Date; vis: string[] | null },
+  { now, at, visibleScopes }: { now: Date; at: Date; visibleScopes: string[] | null },
 ): Promise<WriteResult[]> {
   const ctx: FactWriteContext = {
     now,
     defaultValidFrom: at,
     observationId: null,
     defaultScopes: [],
-    visibleScopes: vis,
+    visibleScopes: visibleScopes,
   };
   const inputOf = (r: SnapshotRelation): FactInput => ({
     subject: r.subject,
@@ -614,7 +621,7 @@ async function assertSnapshotRelations(
         q,
         ns,
         items.map((i) => ({ input: inputOf(i.value), ctx })),
-        vis,
+        visibleScopes,
       );
       return items.map(({ index }, n) => {
         const answer = answers[n];
