@@ -9,6 +9,7 @@ import {
   startFakeOpenAI,
 } from '../helpers/fake-openai.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { writeTokensFile } from '../helpers/principals.js';
 import { RECORD, factsOf, message, setUpTeamNamespace } from './extraction-fixture.js';
 
 const STATUS = /* GraphQL */ `
@@ -374,5 +375,28 @@ describe('without a model configured', () => {
     expect(rows[0]!.n).toBe(0);
     const status = await gw.gql<{ extractionStatus: Status }>(STATUS, { ns: 'extraction-off' });
     expect(status.data!.extractionStatus).toMatchObject({ model: null, queued: 0, done: 0 });
+  });
+});
+
+describe('the extraction status under principals', () => {
+  it('is for admins and principals seeing every scope: its counts cover hidden observations too', async () => {
+    const { path, tokens } = writeTokensFile([
+      { id: 'admin', read: ['*'], write: ['*'], scopes: ['*'], admin: true },
+      { id: 'everything', read: ['team'], write: ['team'], scopes: ['*'] },
+      { id: 'scoped', read: ['team'], write: ['team'], scopes: ['workspace:team'] },
+    ]);
+    const gw = await startTestGateway({ MEMGATE_TOKENS_FILE: path });
+    try {
+      for (const token of [tokens.admin, tokens.everything]) {
+        const seen = await gw.gql<{ extractionStatus: Status }>(STATUS, { ns: 'team' }, { token });
+        expect(seen.errors).toBeUndefined();
+        expect(seen.data!.extractionStatus).toMatchObject({ queued: 0, done: 0 });
+      }
+      const refused = await gw.gql(STATUS, { ns: 'team' }, { token: tokens.scoped });
+      expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+      expect(refused.data).toBeNull();
+    } finally {
+      await gw.close();
+    }
   });
 });

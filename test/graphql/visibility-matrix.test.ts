@@ -356,6 +356,8 @@ const WRITE_EXEMPT: Record<string, string> = {
   finishImport: 'builds the vector index after a load (bulk-import.test.ts), no knowledge rows',
   configureContextWindow:
     'namespace setting, admins only; re-derives search text whose neighbours obey visibility, returns no rows (contextual-index.test.ts)',
+  setPredicateCardinality: 'namespace setting (a predicate single- or multi-valued), audited; returns no rows',
+  configureExtraction: 'namespace setting (rule and model extraction on or off); returns no rows',
 };
 
 /** Every item code of every write payload in an answer, in document order. */
@@ -373,6 +375,8 @@ const EXEMPT: Record<string, string> = {
   domainPacks: 'the shared pack registry: schemas, no knowledge rows',
   namespaceSettings: 'configuration of a namespace, no knowledge rows',
   textSearch: 'a namespace language; chunk counts only for unrestricted principals (text-search.test.ts)',
+  extractionStatus:
+    'queue counts over every observation of a namespace: admins or principals seeing every scope only (extraction-model.test.ts)',
 };
 
 const PRINCIPALS = ['w1', 'none', 'w2'] as const;

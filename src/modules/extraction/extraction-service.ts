@@ -1,5 +1,5 @@
 import { assertCanRead, assertCanWrite } from '../../auth/principal.js';
-import { badInput, parseInput } from '../../errors.js';
+import { badInput, forbidden, parseInput } from '../../errors.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { namespaceSchema } from '../../kernel/validation.js';
 import { llmFor } from '../../providers/llm.js';
@@ -22,7 +22,14 @@ export class ExtractionService {
 
   async status(namespace: string): Promise<ExtractionStatusView> {
     const ns = parseInput(namespaceSchema, namespace, 'namespace');
-    assertCanRead(this.scope.principal, ns);
+    const { principal } = this.scope;
+    assertCanRead(principal, ns);
+    // The queue's counts and failure reasons cover every observation, hidden ones included.
+    if (!principal.admin && principal.scopes !== null) {
+      throw forbidden(
+        'The extraction status counts every observation of a namespace; it needs an admin principal or one that sees every scope.',
+      );
+    }
     const [summary, stored] = await Promise.all([
       summariseJobs(this.scope.db, ns),
       findExtractionSettings(this.scope.db, ns),
