@@ -356,7 +356,8 @@ const WRITE_EXEMPT: Record<string, string> = {
   finishImport: 'builds the vector index after a load (bulk-import.test.ts), no knowledge rows',
   configureContextWindow:
     'namespace setting, admins only; re-derives search text whose neighbours obey visibility, returns no rows (contextual-index.test.ts)',
-  setPredicateCardinality: 'namespace setting (a predicate single- or multi-valued), audited; returns no rows',
+  setPredicateCardinality:
+    'namespace setting (a predicate single- or multi-valued), audited; returns no rows',
   configureExtraction: 'namespace setting (rule and model extraction on or off); returns no rows',
 };
 
