@@ -52,6 +52,15 @@ export function timeWindow(page: PageArgs): { backwards: boolean; size: number; 
   return { backwards, size, cursor: { micros, id } };
 }
 
+/** A page of observations: its cursor's second part is the arrival number, not an id. */
+export function arrivalWindow(page: PageArgs): ReturnType<typeof timeWindow> {
+  const window = timeWindow(page);
+  if (window.cursor && !/^\d{1,18}$/.test(window.cursor.id)) {
+    throw badInput('Invalid cursor: pass back a cursor this API returned.');
+  }
+  return window;
+}
+
 export function timeCursor(micros: string, id: string): string {
   return encodeCursor([micros, id]);
 }

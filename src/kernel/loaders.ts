@@ -75,7 +75,7 @@ export interface GraphLoaders {
   attributesAt(asOf: Date): DataLoader<string, graph.AttributeVersionRow | null>;
   entityChunks(q: graph.OrdPageQuery): DataLoader<string, ChunkRow[]>;
   entityChunkCount: DataLoader<string, number>;
-  entityObservations(q: graph.TimePageQuery): DataLoader<string, graph.Cursored<ObservationRow>[]>;
+  entityObservations(q: graph.TimePageQuery): DataLoader<string, graph.ObservationPageRow[]>;
   entityObservationCount: DataLoader<string, number>;
   observationFacts: DataLoader<string, FactRow[]>;
   observationEpisodeKeys: DataLoader<string, string[]>;

@@ -95,7 +95,7 @@ function rebuildSessions(namespace: string) {
   return sql`/* indexObservationContext */
      WITH ${windowCte(namespace)}, ordered AS MATERIALIZED (
        SELECT o.observation_id, o.session_id, o.visibility, ${LENT} AS lent, ${SHORT_TURN('o')} AS short,
-              row_number() OVER (PARTITION BY o.session_id ORDER BY o.occurred_at, o.observation_id) AS pos
+              row_number() OVER (PARTITION BY o.session_id ORDER BY o.occurred_at, o.arrival) AS pos
        FROM observations o
        WHERE o.namespace = ${namespace} AND o.session_id IS NOT NULL AND o.content IS NOT NULL
      ), contexts AS (
@@ -116,8 +116,8 @@ function turnsBeside(ns: Param, t: string, dir: 'before' | 'after', limit: strin
   const [cmp, order] = dir === 'before' ? ['<', 'DESC'] : ['>', 'ASC'];
   return sql`(SELECT ${columns} FROM observations o
         WHERE o.namespace = ${ns} AND o.session_id = ${raw(t)}.session_id AND o.content IS NOT NULL
-          AND (o.occurred_at, o.observation_id) ${raw(cmp)} (${raw(t)}.occurred_at, ${raw(t)}.observation_id)
-        ORDER BY o.occurred_at ${raw(order)}, o.observation_id ${raw(order)}
+          AND (o.occurred_at, o.arrival) ${raw(cmp)} (${raw(t)}.occurred_at, ${raw(t)}.arrival)
+        ORDER BY o.occurred_at ${raw(order)}, o.arrival ${raw(order)}
         LIMIT ${raw(limit)})`;
 }
 
@@ -126,9 +126,9 @@ function turnsBeside(ns: Param, t: string, dir: 'before' | 'after', limit: strin
  * observations row), read by two short probes of the session-order index.
  */
 function neighboursOf(ns: Param, a: string): SqlFragment {
-  const lent = sql`o.observation_id, o.occurred_at, o.visibility, ${LENT} AS lent`;
+  const lent = sql`o.observation_id, o.occurred_at, o.arrival, o.visibility, ${LENT} AS lent`;
   return sql`(
-         SELECT string_agg(n.lent, E'\n' ORDER BY n.occurred_at, n.observation_id) AS neighbours
+         SELECT string_agg(n.lent, E'\n' ORDER BY n.occurred_at, n.arrival) AS neighbours
          FROM (
            SELECT * FROM ${turnsBeside(ns, a, 'before', 'win.previous', lent)} nb
            UNION ALL SELECT * FROM ${turnsBeside(ns, a, 'after', 'win.next', lent)} na
@@ -168,7 +168,7 @@ function rebuildNeighbourhoods(namespace: string, ids: string[]) {
   const key = raw('o.observation_id');
   return sql`/* indexObservationContext */
      WITH ${windowCte(ns)}, touched AS MATERIALIZED (
-       SELECT o.observation_id, o.session_id, o.occurred_at FROM observations o
+       SELECT o.observation_id, o.session_id, o.occurred_at, o.arrival FROM observations o
        WHERE o.namespace = ${ns} AND o.observation_id = ANY(${ids}::text[])
          AND o.session_id IS NOT NULL AND o.content IS NOT NULL
      ), affected AS MATERIALIZED (

@@ -22,6 +22,8 @@ export interface TimeCursor {
 
 /** A row of a time-ordered page, with the exact sort key for its cursor. */
 export type Cursored<T> = T & { parent: string; cursorTs: string };
+/** An observation of a page: its cursor is (occurredAt, arrival), the order pages are read in. */
+export type ObservationPageRow = Cursored<ObservationRow> & { cursorArrival: string };
 
 // Exact (microsecond) timestamp <-> text, so cursors never lose the precision timestamptz keeps.
 const micros = (col: string) => sql`(extract(epoch FROM ${ident(col)}) * 1000000)::int8::text`;
@@ -457,21 +459,22 @@ export async function observationsOfEntities(
   keys: readonly string[],
   query: TimePageQuery,
   visibleScopes: string[] | null,
-): Promise<Map<string, Cursored<ObservationRow>[]>> {
+): Promise<Map<string, ObservationPageRow[]>> {
   const order = raw(query.backwards ? 'ASC' : 'DESC');
   const cmp = raw(query.backwards ? '>' : '<');
   const nsParam = param(namespace);
   const microsParam = param(query.cursor?.micros ?? null);
-  const { rows } = await run<Cursored<ObservationRow>>(
+  const { rows } = await run<ObservationPageRow>(
     q,
     sql`/* observationsOfEntities */
      SELECT k.key AS parent, x.*
      FROM unnest(${keys}::text[]) AS k(key)
      CROSS JOIN LATERAL (
-       SELECT ${raw(OBSERVATION_COLUMNS)}, ${micros('o.occurred_at')} AS "cursorTs" FROM observations o
+       SELECT ${raw(OBSERVATION_COLUMNS)}, ${micros('o.occurred_at')} AS "cursorTs", o.arrival::text AS "cursorArrival"
+       FROM observations o
        WHERE o.namespace = ${nsParam} AND o.observation_id IN ${evidenceOf(nsParam, raw('k.key'))} AND ${visible('o', visibleScopes)}
-         AND (${microsParam}::text IS NULL OR (o.occurred_at, o.observation_id) ${cmp} (${fromMicros(microsParam)}, ${query.cursor?.id ?? null}::text))
-       ORDER BY o.occurred_at ${order}, o.observation_id ${order} LIMIT ${query.limit}
+         AND (${microsParam}::text IS NULL OR (o.occurred_at, o.arrival) ${cmp} (${fromMicros(microsParam)}, ${query.cursor?.id ?? null}::bigint))
+       ORDER BY o.occurred_at ${order}, o.arrival ${order} LIMIT ${query.limit}
      ) x`,
   );
   const out = groupByParent(rows);
@@ -510,7 +513,7 @@ export async function listObservations(
   filter: ObservationFilter,
   page: TimePageQuery,
   visibleScopes: string[] | null,
-): Promise<Cursored<ObservationRow>[]> {
+): Promise<ObservationPageRow[]> {
   const order = raw(page.backwards ? 'ASC' : 'DESC');
   const cmp = raw(page.backwards ? '>' : '<');
   const nsParam = param(namespace);
@@ -518,17 +521,18 @@ export async function listObservations(
   const sinceParam = param(filter.since);
   const untilParam = param(filter.until);
   const microsParam = param(page.cursor?.micros ?? null);
-  const { rows } = await run<Cursored<ObservationRow>>(
+  const { rows } = await run<ObservationPageRow>(
     q,
     sql`/* listObservations */
-     SELECT ${nsParam}::text AS parent, ${raw(OBSERVATION_COLUMNS)}, ${micros('o.occurred_at')} AS "cursorTs"
+     SELECT ${nsParam}::text AS parent, ${raw(OBSERVATION_COLUMNS)}, ${micros('o.occurred_at')} AS "cursorTs",
+            o.arrival::text AS "cursorArrival"
      FROM observations o
      WHERE o.namespace = ${nsParam} AND (${kindsParam}::text[] IS NULL OR o.kind = ANY(${kindsParam}::text[]))
        AND (${sinceParam}::timestamptz IS NULL OR o.occurred_at >= ${sinceParam}::timestamptz)
        AND (${untilParam}::timestamptz IS NULL OR o.occurred_at < ${untilParam}::timestamptz)
        AND ${visible('o', visibleScopes)}
-       AND (${microsParam}::text IS NULL OR (o.occurred_at, o.observation_id) ${cmp} (${fromMicros(microsParam)}, ${page.cursor?.id ?? null}::text))
-     ORDER BY o.occurred_at ${order}, o.observation_id ${order}
+       AND (${microsParam}::text IS NULL OR (o.occurred_at, o.arrival) ${cmp} (${fromMicros(microsParam)}, ${page.cursor?.id ?? null}::bigint))
+     ORDER BY o.occurred_at ${order}, o.arrival ${order}
      LIMIT ${page.limit}`,
   );
   return page.backwards ? rows.reverse() : rows;
@@ -639,7 +643,7 @@ export async function entitySources(
      SELECT e.key, e.provenance, e.content IS NOT NULL AS "hasContent",
        ARRAY(SELECT o.observation_id FROM observations o
              WHERE o.namespace = ${nsParam} AND o.observation_id IN ${evidenceOf(nsParam, raw('e.key'))} AND ${visible('o', scopesParam)}
-             ORDER BY o.occurred_at DESC, o.observation_id DESC LIMIT ${evidenceLimit}) AS "observationIds"
+             ORDER BY o.occurred_at DESC, o.arrival DESC LIMIT ${evidenceLimit}) AS "observationIds"
      FROM entities e
      WHERE e.namespace = ${nsParam} AND e.key = ANY(${keys}::text[]) AND ${visible('e', scopesParam)}`,
   );
@@ -656,6 +660,8 @@ export interface TimelineRow {
   rank: number;
   at: Date;
   itemId: string;
+  /** The arrival of an observation (ties of `at` between observations), 0 for facts. */
+  seq: string;
   cursorTs: string;
 }
 
@@ -663,8 +669,15 @@ export interface TimelineQuery {
   since: Date | null;
   until: Date | null;
   limit: number;
-  cursor: { micros: string; rank: number; id: string } | null;
+  cursor: TimelineCursor | null;
   backwards: boolean;
+}
+
+export interface TimelineCursor {
+  micros: string;
+  rank: number;
+  seq: string;
+  id: string;
 }
 
 /**
@@ -691,21 +704,22 @@ export async function entityTimeline(
   const { rows } = await run<TimelineRow>(
     q,
     sql`/* entityTimeline */
-     SELECT ev.kind, ev.rank, ev.at, ev."itemId", ${micros('ev.at')} AS "cursorTs"
+     SELECT ev.kind, ev.rank, ev.at, ev."itemId", ev.seq::text AS seq, ${micros('ev.at')} AS "cursorTs"
      FROM (
-       SELECT 'FACT_CLOSED' AS kind, 0 AS rank, f.valid_to AS at, f.fact_id AS "itemId"
+       SELECT 'FACT_CLOSED' AS kind, 0 AS rank, f.valid_to AS at, 0::bigint AS seq, f.fact_id AS "itemId"
        FROM facts f WHERE ${factWhere} AND f.valid_to IS NOT NULL
        UNION ALL
-       SELECT 'FACT_OPENED', 1, f.valid_from, f.fact_id FROM facts f WHERE ${factWhere}
+       SELECT 'FACT_OPENED', 1, f.valid_from, 0, f.fact_id FROM facts f WHERE ${factWhere}
        UNION ALL
-       SELECT 'OBSERVATION', 2, o.occurred_at, o.observation_id FROM observations o
+       SELECT 'OBSERVATION', 2, o.occurred_at, o.arrival, o.observation_id FROM observations o
        WHERE o.namespace = ${nsParam} AND o.observation_id IN ${evidenceOf(nsParam, keyParam)} AND ${visible('o', scopesParam)}
      ) ev
      WHERE EXISTS (SELECT 1 FROM entities e WHERE e.namespace = ${nsParam} AND e.key = ${keyParam} AND ${visible('e', scopesParam)})
        AND (${sinceParam}::timestamptz IS NULL OR ev.at >= ${sinceParam}::timestamptz)
        AND (${untilParam}::timestamptz IS NULL OR ev.at < ${untilParam}::timestamptz)
-       AND (${microsParam}::text IS NULL OR (ev.at, ev.rank, ev."itemId") ${cmp} (${fromMicros(microsParam)}, ${query.cursor?.rank ?? null}::int, ${query.cursor?.id ?? null}::text))
-     ORDER BY ev.at ${order}, ev.rank ${order}, ev."itemId" ${order}
+       AND (${microsParam}::text IS NULL OR (ev.at, ev.rank, ev.seq, ev."itemId") ${cmp}
+            (${fromMicros(microsParam)}, ${query.cursor?.rank ?? null}::int, ${query.cursor?.seq ?? null}::bigint, ${query.cursor?.id ?? null}::text))
+     ORDER BY ev.at ${order}, ev.rank ${order}, ev.seq ${order}, ev."itemId" ${order}
      LIMIT ${query.limit}`,
   );
   return query.backwards ? rows.reverse() : rows;

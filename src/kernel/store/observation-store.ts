@@ -110,7 +110,7 @@ export async function insertObservations(
   rows: ObservationWrite[],
 ): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
-  const payload = rows.map((r) => ({
+  const payload = rows.map((r, i) => ({
     observation_id: r.observationId,
     source_system: r.sourceSystem,
     source_stream: r.sourceStream,
@@ -132,6 +132,7 @@ export async function insertObservations(
     session_id: r.sessionId,
     pii: r.pii,
     pii_categories: r.piiCategories,
+    ord: i,
   }));
   const { rows: inserted } = await run<{ id: string }>(
     q,
@@ -144,11 +145,13 @@ export async function insertObservations(
             r.occurred_at, r.recorded_at, r.actor_type, r.actor_id, r.subject_type, r.subject_id,
             coalesce(r.scopes, '{}'), coalesce(r.visibility, '{}'), r.content, r.data, r.provenance, r.status,
             r.status_reason, r.session_id, r.pii, coalesce(r.pii_categories, '{}')
-     FROM jsonb_to_recordset(${JSON.stringify(payload)}::jsonb) AS r(observation_id text, source_system text, source_stream text,
-            source_external_id text, kind text, occurred_at timestamptz, recorded_at timestamptz, actor_type text,
-            actor_id text, subject_type text, subject_id text, scopes text[], visibility text[], content text,
-            data jsonb, provenance jsonb, status text, status_reason text, session_id text, pii boolean,
-            pii_categories text[])
+     FROM jsonb_to_recordset(${JSON.stringify(payload)}::jsonb) AS r(observation_id text, source_system text,
+            source_stream text, source_external_id text, kind text, occurred_at timestamptz, recorded_at timestamptz,
+            actor_type text, actor_id text, subject_type text, subject_id text, scopes text[], visibility text[],
+            content text, data jsonb, provenance jsonb, status text, status_reason text, session_id text, pii boolean,
+            pii_categories text[], ord int)
+     -- The arrival sequence is drawn in this order: ties of occurred_at keep the batch's order.
+     ORDER BY r.ord
      ON CONFLICT (namespace, observation_id) DO NOTHING
      RETURNING observation_id AS id`,
   );

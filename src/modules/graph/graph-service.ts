@@ -8,6 +8,7 @@ import type { FactRow } from '../../kernel/store/fact-store.js';
 import {
   type Cursored,
   type ObservationFilter,
+  type TimelineCursor,
   type TimelineKind,
   countObservations,
   entityTimeline,
@@ -25,10 +26,10 @@ import {
 } from '../../kernel/pagination.js';
 import {
   type EntityFactsArgs,
+  arrivalWindow,
   entityFactsQuery,
   predicatesSchema,
   timeCursor,
-  timeWindow,
 } from '../../kernel/entity-facts.js';
 import { prefetchedEndpoint, prefetchedFacts } from '../../kernel/prefetched.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
@@ -165,7 +166,7 @@ export class GraphService {
       since: a.since ?? null,
       until: a.until ?? null,
     };
-    const { backwards, size, cursor } = timeWindow(page);
+    const { backwards, size, cursor } = arrivalWindow(page);
     const rows = await listObservations(
       this.scope.db,
       ns,
@@ -175,7 +176,7 @@ export class GraphService {
     );
     for (const r of rows) this.loaders.observation.prime(nsKey(ns, r.observationId), r);
     return {
-      ...toPage(rows, size, backwards, (r) => timeCursor(r.cursorTs, r.observationId), cursor !== null),
+      ...toPage(rows, size, backwards, (r) => timeCursor(r.cursorTs, r.cursorArrival), cursor !== null),
       countTotal: () => countObservations(this.scope.db, ns, filter, this.visibleScopes),
     };
   }
@@ -296,13 +297,13 @@ export class GraphService {
   /** The observations an entity rests on (those mentioning it, those that wrote its attributes). */
   async entityObservations(entity: EntityRow, page: PageArgs): Promise<LazyPage<ObservationRow>> {
     assertCanRead(this.scope.principal, entity.namespace);
-    const { backwards, size, cursor } = timeWindow(page);
+    const { backwards, size, cursor } = arrivalWindow(page);
     const key = nsKey(entity.namespace, entity.key);
     const rows = await this.loaders.graph
       .entityObservations({ limit: size + 1, cursor, backwards })
       .load(key);
     return {
-      ...toPage(rows, size, backwards, (r) => timeCursor(r.cursorTs, r.observationId), cursor !== null),
+      ...toPage(rows, size, backwards, (r) => timeCursor(r.cursorTs, r.cursorArrival), cursor !== null),
       countTotal: () => this.loaders.graph.entityObservationCount.load(key),
     };
   }
@@ -423,7 +424,7 @@ export class GraphService {
       events,
       size,
       backwards,
-      (e) => encodeCursor([e.row.cursorTs, e.row.rank, e.row.itemId]),
+      (e) => encodeCursor([e.row.cursorTs, e.row.rank, e.row.seq, e.row.itemId]),
       cursor !== null,
     );
     return {
@@ -444,17 +445,19 @@ function ordCursor(raw: string): number {
   return order;
 }
 
-function timelineCursor(raw: string): { micros: string; rank: number; id: string } {
-  const [micros, rank, id] = decodeCursor(raw, 3);
+function timelineCursor(raw: string): TimelineCursor {
+  const [micros, rank, seq, id] = decodeCursor(raw, 4);
   if (
     typeof micros !== 'string' ||
     !/^-?\d{1,19}$/.test(micros) ||
     typeof rank !== 'number' ||
+    typeof seq !== 'string' ||
+    !/^\d{1,18}$/.test(seq) ||
     typeof id !== 'string'
   ) {
     throw badInput('Invalid cursor: pass back a cursor this API returned.');
   }
-  return { micros, rank, id };
+  return { micros, rank, seq, id };
 }
 
 function rowOrNull<T>(value: T | Error | null): T | null {

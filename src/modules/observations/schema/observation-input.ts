@@ -13,7 +13,8 @@ export const ObservationInputRef = builder.inputType('ObservationInput', {
     occurredAt: t.field({
       type: 'DateTime',
       required: true,
-      description: 'When it happened (recordedAt is when memgate learned it).',
+      description:
+        'When it happened (recordedAt is when memgate learned it). Observations with the same occurredAt keep the order they arrived in: position in the batch, then later batches.',
     }),
     actor: t.field({ type: RefInputRef }),
     subject: t.field({ type: RefInputRef }),

@@ -80,6 +80,7 @@ export async function insertObservationsBulk(
               b.recorded_at, b.actor_type, b.actor_id, b.subject_type, b.subject_id, b.scopes, b.visibility,
               b.content, b.data, b.provenance, b.status, b.status_reason, b.session_id, b.pii, b.pii_categories
        FROM bulk_observations b
+       ORDER BY b.ctid -- the file's order, so the arrival sequence keeps it
        ON CONFLICT (namespace, observation_id) DO NOTHING
        RETURNING observation_id
      ),

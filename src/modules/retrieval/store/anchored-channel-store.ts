@@ -159,7 +159,7 @@ export async function recentItems(
          WHERE o.namespace = n.ns AND o.content IS NULL AND o.data IS NOT NULL
            AND o.occurred_at <= ${asOf}::timestamptz AND o.status <> 'REDACTED'
            AND ${visible('o', visibleScopes)} AND ${relevant('o', input.scopes)}
-         ORDER BY o.occurred_at DESC LIMIT ${limit}
+         ORDER BY o.occurred_at DESC, o.arrival DESC LIMIT ${limit}
        ) x
        UNION ALL
        SELECT 'chunk', y.namespace, y.chunk_id::text, y.occurred_at

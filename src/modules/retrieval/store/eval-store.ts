@@ -36,7 +36,7 @@ export async function observationsOfItems(
       q,
       sql`/* evalSessionObservations */ SELECT o.session_id AS session, o.observation_id AS obs FROM observations o
        WHERE o.namespace = ${namespace} AND o.session_id = ANY(${items.sessionIds}::text[]) AND ${visible('o', visibleScopes)}
-       ORDER BY o.occurred_at, o.observation_id`,
+       ORDER BY o.occurred_at, o.arrival`,
     ),
   ]);
   const sessions = new Map<string, string[]>();

@@ -110,7 +110,7 @@ export async function sessionMessages(
      FROM observations o
      WHERE o.namespace = ${namespace} AND o.session_id = ${sessionId} AND o.status <> 'REDACTED' AND o.content IS NOT NULL
        AND cardinality(o.visibility) = 0
-     ORDER BY o.occurred_at, o.observation_id LIMIT ${limit}`,
+     ORDER BY o.occurred_at, o.arrival LIMIT ${limit}`,
   );
   return rows;
 }
