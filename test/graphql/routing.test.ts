@@ -81,6 +81,9 @@ async function auto(gw: TestGateway, query: string, extra: Record<string, unknow
   return res.data!.context;
 }
 
+/** A budget the May 2023 pack overruns (its facts are dropped), so its session is compacted. */
+const TIGHT = { budgetTokens: 200 };
+
 const texts = (p: AutoPack) => p.sections.flatMap((s) => s.items.map((i) => i.text)).join('\n');
 
 const obs = (
@@ -234,7 +237,7 @@ describe('intent-routed context (strategy AUTO)', () => {
   });
 
   it('the AUTO trace is written from the pack as served, after compaction', async () => {
-    const pack = await auto(gw, 'What happened in May 2023?');
+    const pack = await auto(gw, 'What happened in May 2023?', TIGHT);
     expect(pack.route.compactedSessions).toEqual(['chat-1']);
     const trace = (await readTrace(gw, NS, pack.traceId))!;
     const served = pack.sections.flatMap((s) => s.items);
@@ -255,22 +258,23 @@ describe('intent-routed context (strategy AUTO)', () => {
     expect((trace.request.route as { queryType: string }).queryType).toBe(pack.route.queryType);
   });
 
-  it('more than two items of one session are replaced by its compact, scored by the best of them', async () => {
-    const pack = await auto(gw, 'What happened in May 2023?');
+  it('in a pack out of budget, more than two items of one session are replaced by its compact, scored by the best of them', async () => {
+    const pack = await auto(gw, 'What happened in May 2023?', TIGHT);
     expect(pack.route.compactedSessions).toEqual(['chat-1']);
     const items = pack.sections.flatMap((s) => s.items);
     const compacts = items.filter((i) => i.kind === 'session');
     expect(compacts).toHaveLength(1);
     expect(compacts[0]!.text).toMatch(/^Session chat-1: 3 messages, 2023-05-01 – 2023-05-05\./);
-    // The stored compact holds a sentence of each message; the packed one is cut to cost no more
-    // than the items it replaced.
+    // The stored compact holds each (short) message whole; the packed one is made of its lines
+    // and costs no more than the items it replaced.
     const stored = await gw.db.query<{ summary: string }>(
       'SELECT summary FROM session_compacts WHERE namespace = $1 AND session_id = $2',
       [NS, 'chat-1'],
     );
     for (const sentence of ['support group', 'sunrise', 'pottery'])
       expect(stored.rows[0]!.summary).toContain(sentence);
-    expect(stored.rows[0]!.summary.startsWith(compacts[0]!.text)).toBe(true);
+    const storedLines = stored.rows[0]!.summary.split('\n');
+    for (const line of compacts[0]!.text.split('\n')) expect(storedLines).toContain(line);
     expect(compacts[0]!.text).toContain('support group');
     // None of the replaced items is left beside it.
     expect(items.filter((i) => i.kind === 'chunk' || i.kind === 'observation')).toEqual([]);
@@ -281,8 +285,17 @@ describe('intent-routed context (strategy AUTO)', () => {
     );
     expect(rows[0]!.n).toBe(1);
     // A session with a single selected item is left alone.
-    const june = await auto(gw, 'What happened with Caroline in June 2023?');
+    const june = await auto(gw, 'What happened with Caroline in June 2023?', TIGHT);
     expect(june.route.compactedSessions).toEqual([]);
+  });
+
+  it('with budget left, the original messages are served, not a compact', async () => {
+    const pack = await auto(gw, 'What happened in May 2023?');
+    expect(pack.route.compactedSessions).toEqual([]);
+    const items = pack.sections.flatMap((s) => s.items);
+    expect(items.filter((i) => i.kind === 'session')).toEqual([]);
+    for (const sentence of ['support group', 'sunrise', 'pottery class'])
+      expect(texts(pack)).toContain(sentence);
   });
 
   it('TEMPORAL_FACETS counts topics, entities and predicates without reading content', async () => {

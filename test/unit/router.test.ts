@@ -331,26 +331,77 @@ describe('router handlers: pure parts', () => {
     expect(findAttribute(attrs, 'shoe_size')).toBeNull();
   });
 
-  it('builds an extractive session summary: one leading sentence per message, capped', async () => {
+  it('builds an extractive session summary: short messages whole, long ones by first and change sentences', async () => {
     const { extractiveSummary, COMPACT_MAX_CHARS } = await import(
-      '../../src/modules/retrieval/session-compaction.js'
+      '../../src/modules/retrieval/session-summary.js'
     );
     const at = (d: string) => new Date(`${d}T10:00:00Z`);
+    const filler =
+      'The weekly sync covered the usual backlog items and nothing else of note came up. '.repeat(3);
     const summary = extractiveSummary('s1', [
       { content: 'We talked about hiking. Then lunch.', occurredAt: at('2023-05-01') },
       { content: '  Melanie   painted a lake!  More text here.', occurredAt: at('2023-05-02') },
-      { content: 'no terminal punctuation', occurredAt: at('2023-05-03') },
+      {
+        content: `Org change: Marco moves to the platform team. ${filler}Lena takes over as Falcon lead.`,
+        occurredAt: at('2023-05-03'),
+      },
     ]);
     expect(summary).toBe(
-      'Session s1: 3 messages, 2023-05-01 – 2023-05-03.\n- We talked about hiking.\n- Melanie painted a lake!\n- no terminal punctuation',
+      [
+        'Session s1: 3 messages, 2023-05-01 – 2023-05-03.',
+        '- We talked about hiking. Then lunch.',
+        '- Melanie painted a lake! More text here.',
+        '- Org change: Marco moves to the platform team. Lena takes over as Falcon lead.',
+      ].join('\n'),
     );
     const long = extractiveSummary(
       's2',
       Array.from({ length: 100 }, (_, i) => ({
-        content: `Message number ${i} says something.`,
+        content: i === 70 ? 'The launch moved to November 3.' : `Message number ${i} says something.`,
         occurredAt: at('2023-05-01'),
       })),
     );
     expect(long.length).toBeLessThanOrEqual(COMPACT_MAX_CHARS);
+    // Over the cap, the line that states a change stays; plain lines go, the latest first.
+    expect(long).toContain('- The launch moved to November 3.');
+    expect(long).toContain('- Message number 0 says something.');
+    expect(long).not.toContain('Message number 99 ');
+  });
+
+  it('cuts a long sentence at a word, never inside one', async () => {
+    const { extractiveSummary } = await import('../../src/modules/retrieval/session-summary.js');
+    const words = Array.from({ length: 80 }, (_, i) => `technician_region${i}`).join(' ');
+    const summary = extractiveSummary('s', [
+      { content: `${words}.`, occurredAt: new Date('2023-05-01T00:00:00Z') },
+    ]);
+    const line = summary.split('\n')[1]!;
+    expect(line.endsWith('…')).toBe(true);
+    const lastWord = line.slice(2, -1).split(' ').pop()!;
+    expect(words.split(' ')).toContain(lastWord);
+  });
+
+  it('fits a compact by whole lines, keeping the ones that answer the query and state a change longest', async () => {
+    const { fitSummary } = await import('../../src/modules/retrieval/session-summary.js');
+    const summary = [
+      'Session team: 5 messages, 2024-10-01 – 2024-10-14.',
+      '- Standup notes: the build is green.',
+      '- Org change: Marco moves to the platform team.',
+      '- Lena takes over as Falcon lead from Monday.',
+      '- Lunch is at noon on Friday.',
+      '- The Harbor launch is on October 20.',
+    ].join('\n');
+    const fits = (max: number) => (text: string) => text.length <= max;
+    expect(fitSummary(summary, 'Who leads Falcon?', fits(10_000))).toBe(summary);
+    const tight = fitSummary(summary, 'Who leads Falcon?', fits(150))!;
+    expect(tight.split('\n')).toEqual([
+      'Session team: 5 messages, 2024-10-01 – 2024-10-14.',
+      '- Org change: Marco moves to the platform team.',
+      '- Lena takes over as Falcon lead from Monday.',
+    ]);
+    expect(fitSummary(summary, 'When is the Harbor launch?', fits(110))!.split('\n')).toEqual([
+      'Session team: 5 messages, 2024-10-01 – 2024-10-14.',
+      '- The Harbor launch is on October 20.',
+    ]);
+    expect(fitSummary(summary, 'anything', fits(20))).toBeNull();
   });
 });

@@ -3,7 +3,6 @@ import type { Replacement } from './compiler/trace.js';
 import { itemLabel, pieceCost, renderItem, renderPack, sectionHeader } from './compiler/render.js';
 import type { Queryable } from '../../db/database.js';
 import { estimateTokens } from '../../domain/tokens.js';
-import { collapseWhitespace } from '../../domain/whitespace.js';
 import { globalId, parseGlobalId } from '../../global-id.js';
 import {
   type SessionCompactRow,
@@ -14,14 +13,20 @@ import {
   sessionStates,
   sessionsOfItems,
 } from './store/session-store.js';
+import { extractiveSummary, fitSummary } from './session-summary.js';
 
 /**
  * Session compaction for routed packs: when more than COMPACT_THRESHOLD items of one session
  * are packed, they are replaced by the session's compact — one summary document — scored by the
  * best of the items it replaces and placed where that item was.
  *
- * The compact is extractive (no LLM): the session's messages in time order, one leading
- * sentence each, under a character cap. It is built lazily, the first time a read needs it, and
+ * Only a pack that ran out of budget (it dropped items for it) is compacted: with budget left,
+ * the original messages are served.
+ *
+ * The compact is extractive (no LLM, `session-summary.ts`): the session's messages in arrival
+ * order, whole when short, else their first sentence and those that state a change, under a
+ * character cap; fitted to the pack by whole lines, the ones that answer the query kept longest.
+ * It is built lazily, the first time a read needs it, and
  * cached in `session_compacts`; it is rebuilt when the session's observation count or latest
  * recordedAt changed. Writes are not touched. Sessions with any restricted observation (visibility
  * scopes) are never compacted: a shared summary must not carry text some reader may not see.
@@ -30,29 +35,6 @@ import {
 
 export const COMPACT_THRESHOLD = 2;
 export const COMPACT_MAX_MESSAGES = 200;
-export const COMPACT_MAX_CHARS = 2000;
-const SENTENCE_CHARS = 220;
-
-export function extractiveSummary(
-  sessionId: string,
-  messages: { content: string; occurredAt: Date }[],
-): string {
-  const first = messages[0]?.occurredAt;
-  const last = messages[messages.length - 1]?.occurredAt;
-  const day = (d: Date | undefined) => (d ? d.toISOString().slice(0, 10) : '?');
-  const lines = [`Session ${sessionId}: ${messages.length} messages, ${day(first)} – ${day(last)}.`];
-  let size = lines[0]!.length;
-  for (const m of messages) {
-    const text = collapseWhitespace(m.content).trim();
-    if (!text) continue;
-    const sentence = /^.*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text;
-    const line = `- ${sentence.length > SENTENCE_CHARS ? `${sentence.slice(0, SENTENCE_CHARS - 1)}…` : sentence}`;
-    if (size + line.length + 1 > COMPACT_MAX_CHARS) break;
-    lines.push(line);
-    size += line.length + 1;
-  }
-  return lines.join('\n');
-}
 
 interface Located {
   item: PackedItem;
@@ -78,6 +60,7 @@ export async function compactSessions(
   charsPerToken: number,
 ): Promise<Compaction> {
   const unchanged = { pack, compacted: [], replacements: [] };
+  if (!pack.budget.dropped.some((d) => d.reason === 'OVER_BUDGET')) return unchanged;
   const refs = sessionRefs(pack);
   if (refs.byNamespace.size === 0) return unchanged;
   const sessionOf = await lookUpSessions(db, refs, visibleScopes);
@@ -86,7 +69,7 @@ export async function compactSessions(
   );
   if (over.length === 0) return unchanged;
   const compacts = await loadCompacts(db, over, visibleScopes);
-  const { replaced, compacted } = replaceSessions(over, compacts, charsPerToken);
+  const { replaced, compacted } = replaceSessions(over, compacts, pack.query, charsPerToken);
   if (compacted.length === 0) return unchanged;
   return {
     pack: repack(pack, replaced, charsPerToken),
@@ -216,6 +199,7 @@ async function buildCompact(
 function replaceSessions(
   over: readonly [string, Located[]][],
   compacts: ReadonlyMap<string, SessionCompactRow>,
+  query: string,
   charsPerToken: number,
 ): { replaced: Replaced; compacted: string[] } {
   const replaced: Replaced = new Map();
@@ -224,7 +208,7 @@ function replaceSessions(
     const compact = compacts.get(key);
     if (!compact) continue;
     const best = members.reduce((a, b) => (b.item.score > a.item.score ? b : a));
-    const item = compactItem(best.item, members, compact, charsPerToken);
+    const item = compactItem(best.item, members, compact, query, charsPerToken);
     if (!item) continue;
     for (const m of members) replaced.set(m.item.id, m.item.id === best.item.id ? item : null);
     compacted.push(compact.sessionId);
@@ -237,15 +221,15 @@ function compactItem(
   best: PackedItem,
   members: readonly Located[],
   compact: SessionCompactRow,
+  query: string,
   charsPerToken: number,
 ): PackedItem | null {
   const budget = members.reduce((sum, m) => sum + m.item.tokenEstimate, 0);
   const label = itemLabel([`Session ${compact.sessionId} (compact)`]);
-  let text = compact.summary;
-  // Never more than what it replaces: cut the summary until its block fits.
-  while (text.length > 0 && pieceCost(renderItem({ kind: 'session', label, text }), charsPerToken) > budget) {
-    text = text.slice(0, Math.floor(text.length * 0.9));
-  }
+  // Never more than what it replaces.
+  const fits = (text: string) =>
+    pieceCost(renderItem({ kind: 'session', label, text }), charsPerToken) <= budget;
+  const text = fitSummary(compact.summary, query, fits);
   if (!text) return null;
   return {
     ...best,
