@@ -274,9 +274,11 @@ describe('bulk import mutations', () => {
       expect(written.accepted).toBe(700);
     }
     // Without fresh statistics the planner takes the new namespace for empty and probes each
-    // turn's neighbours by a scan of it: work that grows with every batch.
+    // turn's neighbours by a scan of it: work that grows with every batch. The import re-analyzes
+    // once a namespace has outgrown its statistics fourfold (autovacuum may have done it sooner,
+    // after the first batch), so the estimate is at least a quarter of the 1,400 rows.
     for (const table of ['observations', 'chunks', 'entities']) {
-      expect(await estimate(table), table).toBeGreaterThan(700);
+      expect(await estimate(table), table).toBeGreaterThanOrEqual(1400 / 4);
     }
   });
 
