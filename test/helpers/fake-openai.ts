@@ -132,3 +132,12 @@ export function rerankPassages(request: ChatRequest): string[] {
     .split(/\n\n(?=\[\d+\] )/)
     .map((p) => p.replace(/^\[\d+\] /, ''));
 }
+
+/** The texts of an extraction prompt with their numbers (the `message` a fact names), in order. */
+export function extractionMessages(request: ChatRequest): { n: number; text: string }[] {
+  const user = request.messages.find((m) => m.role === 'user')?.content ?? '';
+  return [...user.matchAll(/<message n="(\d+)"[^>]*>\n([\s\S]*?)\n<\/message>/g)].map((m) => ({
+    n: Number(m[1]),
+    text: m[2]!,
+  }));
+}
