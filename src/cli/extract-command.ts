@@ -42,15 +42,18 @@ registerCommand('extract', {
     const app = await createApp(config, { extractionWorker: false });
     try {
       const service = createContext(app.deps, LOCAL_PRINCIPAL).services.extraction;
+      const llm = llmFor(config);
+      const worker = new ExtractionWorker(app.deps.db, llm, app.deps.logger);
+      // Before the re-read, which leaves RUNNING jobs alone: on a data folder this process holds,
+      // such jobs belong to a process that was killed.
+      await worker.adoptOrphans();
       const reading = createProgress('extract (rules)', process.stderr, 'observations');
       const { read, queued } = await service.reread(namespace, since, (done, total) =>
         reading.update(done, total),
       );
       reading.done();
       process.stdout.write(`read ${read} observations with the rules; ${queued} queued for the model\n`);
-      const llm = llmFor(config);
       if (llm.available && queued > 0) {
-        const worker = new ExtractionWorker(app.deps.db, llm, app.deps.logger);
         const modelProgress = createProgress('extract (model)', process.stderr, 'jobs');
         let jobs = 0;
         await worker.drain(namespace, (round) => {
@@ -61,7 +64,8 @@ registerCommand('extract', {
       }
       const status = await service.status(namespace);
       process.stdout.write(
-        `${status.done} done, ${status.queued} queued (waiting for a retry), ${status.dead} failed; ` +
+        `${status.done} done, ${status.queued} queued (waiting for a retry), ${status.running} running ` +
+          `(leased by another process), ${status.dead} failed; ` +
           `${status.factsWritten} facts written by the model; tokens in ${status.tokensIn}, out ${status.tokensOut}\n`,
       );
       for (const f of status.failures) process.stdout.write(`  ${f.count} × ${f.reason}\n`);

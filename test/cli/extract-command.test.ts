@@ -205,7 +205,7 @@ describe('memgate extract', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(
       'read 2 observations with the rules; 2 queued for the model\n' +
-        '2 done, 0 queued (waiting for a retry), 0 failed; 2 facts written by the model; tokens in 120, out 30\n',
+        '2 done, 0 queued (waiting for a retry), 0 running (leased by another process), 0 failed; 2 facts written by the model; tokens in 120, out 30\n',
     );
     // One model call, for the later session's two texts only.
     expect(fake.requests.map((r) => extractionMessages(r).map((m) => m.text))).toEqual([LATER.map(textOf)]);
@@ -232,7 +232,7 @@ describe('memgate extract', () => {
     // Every text is queued again, the later ones too; factsWritten counts the last run of each job.
     expect(result.stdout).toBe(
       'read 5 observations with the rules; 5 queued for the model\n' +
-        '5 done, 0 queued (waiting for a retry), 0 failed; 5 facts written by the model; tokens in 240, out 60\n',
+        '5 done, 0 queued (waiting for a retry), 0 running (leased by another process), 0 failed; 5 facts written by the model; tokens in 240, out 60\n',
     );
     expect(fake.requests).toHaveLength(1);
     expect(extractionMessages(fake.requests[0]!).map((m) => m.text)).toEqual(

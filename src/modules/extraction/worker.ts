@@ -26,7 +26,14 @@ import {
 } from './model-prompt.js';
 import { readExtractionSettings } from './settings.js';
 import { findExtractionSettings } from './store/extraction-settings-store.js';
-import { type ClaimedJob, claimBatch, finishJobs, releaseJobs, tokensSpentToday } from './store/job-store.js';
+import {
+  type ClaimedJob,
+  claimBatch,
+  finishJobs,
+  releaseJobs,
+  releaseOrphanedJobs,
+  tokensSpentToday,
+} from './store/job-store.js';
 import { type JobSource, loadJobSources } from './store/source-store.js';
 
 export interface WorkerOptions {
@@ -81,20 +88,38 @@ export class ExtractionWorker {
     this.options = { ...DEFAULT_WORKER_OPTIONS, ...options };
   }
 
-  /** Polls in the background until `stop`. */
+  /**
+   * On an embedded database this process owns alone, the batches a killed process left RUNNING
+   * are queued again now rather than when their lease runs out; the count released.
+   */
+  async adoptOrphans(): Promise<number> {
+    if (this.db.backend !== 'pglite') return 0;
+    const released = await releaseOrphanedJobs(this.db);
+    if (released > 0)
+      this.logger.info('extraction jobs of a stopped process queued again', { jobs: released });
+    return released;
+  }
+
+  /** Polls in the background until `stop`, first queuing again what a killed process left. */
   start(): void {
     if (!this.llm.available || !this.stopped) return;
     this.stopped = false;
+    const schedule = () => {
+      this.running = null;
+      if (!this.stopped) this.timer = setTimeout(tick, this.options.pollMs);
+    };
     const tick = () => {
       this.running = this.drain(null)
         .then(() => undefined)
         .catch((error) => this.logger.error('extraction worker round failed', { error: String(error) }))
-        .finally(() => {
-          this.running = null;
-          if (!this.stopped) this.timer = setTimeout(tick, this.options.pollMs);
-        });
+        .finally(schedule);
     };
-    this.timer = setTimeout(tick, this.options.pollMs);
+    this.running = this.adoptOrphans()
+      .then(() => undefined)
+      .catch((error) =>
+        this.logger.warn('could not queue orphaned extraction jobs', { error: String(error) }),
+      )
+      .finally(schedule);
   }
 
   async stop(): Promise<void> {

@@ -176,6 +176,26 @@ export async function releaseJobs(
   return { dead: rows.filter((r) => r.status === 'DEAD').length };
 }
 
+/**
+ * Jobs left RUNNING by a process that is gone, queued again at once (their attempt stays
+ * counted). Only for a database one process owns (an embedded data folder): elsewhere another
+ * live gateway may hold the lease, which then simply runs out.
+ */
+export async function releaseOrphanedJobs(q: Queryable): Promise<number> {
+  const { rows } = await run<{ n: number }>(
+    q,
+    sql`/* releaseOrphanedExtractionJobs */
+     WITH released AS (
+       UPDATE extraction_jobs SET status = 'QUEUED', run_after = now(), locked_until = NULL, locked_by = NULL,
+              updated_at = now()
+       WHERE status = 'RUNNING'
+       RETURNING 1
+     )
+     SELECT count(*)::int AS n FROM released`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
 /** Tokens (in + out) the namespace's jobs spent in the last 24 hours. */
 export async function tokensSpentToday(q: Queryable, namespace: string): Promise<number> {
   const { rows } = await run<{ spent: number }>(
