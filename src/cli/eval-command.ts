@@ -21,6 +21,7 @@ Options:
   --context HYBRID,AUTO            extra runs through context(strategy) (AUTO = intent routing)
   --context-window 1,1             previous,next turns each turn is indexed with (0,0 = off)
   --pack-budget 2000               token budget of the --context runs
+  --equal-timestamps              a session's turns share one timestamp (default: one second apart)
   --first-half N                  the first N files form half one of the split (default: half)
   --out FILE.json                 where the JSON report goes (default eval/results/locomo-<time>.json)
   --data-dir DIR                  offline embedder cache (default MEMGATE_DATA_DIR or ./.memgate)
@@ -120,6 +121,7 @@ function parseOptions(args: string[]) {
       sweepVectorWeights: sweep,
       limit,
       contextWindow: contextWindowOption(options.get('context-window')),
+      equalTimestamps: options.has('equal-timestamps'),
       packBudget: options.has('pack-budget')
         ? positiveInt(options.get('pack-budget'), 'pack-budget', 2000)
         : undefined,

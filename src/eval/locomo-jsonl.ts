@@ -8,7 +8,8 @@
  *   conversation is the file's `sample_id` or else its base name ("26"); the observation id is
  *   then deterministic, so an evaluation can map evidence dia_ids to observations.
  * - `occurredAt`: the session's `session_N_date_time` ("1:47 pm on 18 May, 2023"), read as UTC
- *   (the data carries no zone), plus one second per turn so the order within a session is kept.
+ *   (the data carries no zone), plus one second per turn so the order within a session is kept
+ *   (`turnSpacingMs` 0 gives a session's turns one timestamp, as minute-resolution exports do).
  * - kind `message`, actor `{type: "person", id: speaker}`, content `"<speaker>: <text>"` plus
  *   ` [image: <blip_caption>]` when the turn shared a picture.
  * - data `{sessionId: "<conversation>:session_N", diaId, session: N}`.
@@ -80,7 +81,11 @@ export function sessionNumbers(conversation: Record<string, unknown>): number[] 
 }
 
 /** Every turn of a conversation as an observation, sessions in order, turns in order. */
-export function locomoToObservations(raw: unknown, conversationId: string): LocomoObservation[] {
+export function locomoToObservations(
+  raw: unknown,
+  conversationId: string,
+  turnSpacingMs = 1000,
+): LocomoObservation[] {
   if (raw === null || typeof raw !== 'object') throw new Error('a LoCoMo file holds one JSON object');
   // The full dataset nests the sessions under `conversation`; the split files do not.
   const root = raw as Record<string, unknown>;
@@ -106,7 +111,7 @@ export function locomoToObservations(raw: unknown, conversationId: string): Loco
       out.push({
         source: { system: 'locomo', stream: conversationId, externalId: turn.dia_id },
         kind: 'message',
-        occurredAt: new Date(start + i * 1000).toISOString(),
+        occurredAt: new Date(start + i * turnSpacingMs).toISOString(),
         actor: { type: 'person', id: turn.speaker },
         content: `${turn.speaker}: ${turn.text}${caption ? ` [image: ${caption}]` : ''}`,
         data: { sessionId: `${conversationId}:session_${n}`, diaId: turn.dia_id, session: n },

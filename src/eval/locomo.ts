@@ -62,6 +62,8 @@ export interface LocomoEvalOptions {
   contextWindow?: ContextWindow;
   /** Token budget of the context runs (default 2,000). */
   packBudget?: number;
+  /** Every turn of a session at the session's time (default: one second apart). */
+  equalTimestamps?: boolean;
   /**
    * How many of the files form the first half of a split (each fitted constant is checked on
    * both halves); default: half of them, rounded down.
@@ -93,6 +95,8 @@ export interface LocomoEvalReport {
   packBudget: number;
   /** The contextual-index window the namespaces were written with (null = the default). */
   contextWindow: ContextWindow | null;
+  /** Whether a session's turns shared one timestamp. */
+  equalTimestamps: boolean;
   createdAt: string;
 }
 
@@ -127,7 +131,7 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
       const raw: unknown = JSON.parse(readFileSync(file, 'utf8'));
       const conversation = conversationIdOf(raw, file);
       const namespace = `locomo-${conversation}`.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 128);
-      const observations = locomoToObservations(raw, conversation);
+      const observations = locomoToObservations(raw, conversation, options.equalTimestamps ? 0 : 1000);
       const turns = new Set<string>();
       for (const o of observations) {
         turns.add(o.source.externalId);
@@ -207,6 +211,7 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
       unknownEvidence,
       packBudget,
       contextWindow: options.contextWindow ?? null,
+      equalTimestamps: options.equalTimestamps ?? false,
       createdAt: new Date().toISOString(),
     };
   } finally {

@@ -58,6 +58,13 @@ describe('LoCoMo conversation → observations', () => {
     expect(obs[1]!.occurredAt).toBe('2023-05-08T13:56:00.000Z');
     expect(obs[2]!.occurredAt).toBe('2023-05-08T13:56:01.000Z');
     expect(obs[2]!.content).toBe('Caroline: Look at this. [image: a photo of a dog on a beach]');
+    // With no spacing a session's turns share its time, as minute-resolution exports send them.
+    const equal = locomoToObservations(fixture, '26', 0);
+    expect(equal.map((o) => o.occurredAt)).toEqual([
+      '2023-05-18T13:47:00.000Z',
+      '2023-05-08T13:56:00.000Z',
+      '2023-05-08T13:56:00.000Z',
+    ]);
     expect(obs[2]!.data).toEqual({ sessionId: '26:session_2', diaId: 'D2:2', session: 2 });
   });
 
