@@ -117,6 +117,26 @@ interface RunSpec {
   weights: ChannelWeights | null;
 }
 
+/** The questions of one conversation file with evidence (at most `limit`), and evidence ids naming no turn. */
+function questionsOf(
+  raw: unknown,
+  where: Pick<Question, 'namespace' | 'half' | 'asOf'>,
+  turns: ReadonlySet<string>,
+  limit: number | undefined,
+): { questions: Question[]; unknownEvidence: number } {
+  const questions: Question[] = [];
+  let unknownEvidence = 0;
+  for (const item of (raw as { qa?: unknown[] }).qa ?? []) {
+    const q = item as { question?: unknown; category?: unknown; evidence?: unknown };
+    const evidence = parseEvidence(q.evidence);
+    if (typeof q.question !== 'string' || evidence.length === 0) continue;
+    if (limit !== undefined && questions.length >= limit) break;
+    unknownEvidence += evidence.filter((e) => !turns.has(e)).length;
+    questions.push({ ...where, text: q.question, category: Number(q.category), evidence });
+  }
+  return { questions, unknownEvidence };
+}
+
 export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoEvalReport> {
   const log = options.log ?? (() => {});
   const app = await openEvalApp({ ...options, log });
@@ -145,35 +165,20 @@ export async function runLocomoEval(options: LocomoEvalOptions): Promise<LocomoE
       const summary = await importJsonl(app.deps, LOCAL_PRINCIPAL, lines, { namespace });
       if (summary.rejected > 0)
         throw new Error(`${file}: ${summary.rejected} turns rejected: ${summary.reasons.join('; ')}`);
-      let asked = 0;
       const lastTurn = Math.max(...observations.map((o) => new Date(o.occurredAt).getTime()));
       const asOf = new Date((Number.isFinite(lastTurn) ? lastTurn : Date.now()) + 86_400_000);
-      const qa = (raw as { qa?: unknown[] }).qa ?? [];
-      for (const item of qa) {
-        const q = item as { question?: unknown; category?: unknown; evidence?: unknown };
-        const evidence = parseEvidence(q.evidence);
-        if (typeof q.question !== 'string' || evidence.length === 0) continue;
-        if (options.limit !== undefined && asked >= options.limit) break;
-        asked++;
-        unknownEvidence += evidence.filter((e) => !turns.has(e)).length;
-        questions.push({
-          namespace,
-          half: halfOf.get(file)!,
-          text: q.question,
-          category: Number(q.category),
-          evidence,
-          asOf,
-        });
-      }
+      const asked = questionsOf(raw, { namespace, half: halfOf.get(file)!, asOf }, turns, options.limit);
+      questions.push(...asked.questions);
+      unknownEvidence += asked.unknownEvidence;
       conversations.push({
         file: dataFileName(file),
         namespace,
         turns: observations.length,
-        questions: asked,
+        questions: asked.questions.length,
         importMs: Math.round(summary.ms),
       });
       log(
-        `${file}: ${observations.length} turns imported into ${namespace} in ${Math.round(summary.ms)} ms; ${asked} questions`,
+        `${file}: ${observations.length} turns imported into ${namespace} in ${Math.round(summary.ms)} ms; ${asked.questions.length} questions`,
       );
     }
 
