@@ -6,7 +6,7 @@ import type { Config } from './config.js';
 import { createHttpServer } from './http.js';
 import { createMcpHttpHandler } from './mcp/http.js';
 import { startOtlpTracing } from './observability/tracing.js';
-import { attachWebSockets } from './websocket.js';
+import { attachWebSockets, closeWebSockets } from './websocket.js';
 
 /** Starts the gateway and keeps it up until SIGTERM/SIGINT, then drains and closes the pool. */
 export async function serve(config: Config): Promise<void> {
@@ -31,7 +31,7 @@ export async function serve(config: Config): Promise<void> {
       loopbackOnly: !config.tokensFile,
     }),
   });
-  attachWebSockets(server, {
+  const wss = attachWebSockets(server, {
     gateway: app.gateway,
     authenticate: app.authenticate,
     logger,
@@ -66,6 +66,10 @@ export async function serve(config: Config): Promise<void> {
       });
     });
     server.closeIdleConnections();
+    // Open subscriptions (SSE streams, WebSockets) would hold the close: each ends with
+    // UNAVAILABLE, so that clients subscribe again, here once back or to another instance.
+    app.deps.changes?.endSubscriptions();
+    void closeWebSockets(wss);
     setTimeout(() => process.exit(1), 15_000).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -165,3 +165,21 @@ function parseEvent(block: string): { type: string; data: string } | null {
   }
   return data.length || type === 'complete' ? { type, data: data.join('\n') } : null;
 }
+
+/**
+ * Ends the WebSocket connections of a server that is stopping (close code 1001, going away),
+ * after `graceMs` so that the UNAVAILABLE ending of each subscription goes out first; a peer that
+ * does not answer the close within a second is cut. An open socket would otherwise hold
+ * `server.close()` until the process is killed.
+ */
+export function closeWebSockets(wss: WebSocketServer, graceMs = 200): Promise<void> {
+  return new Promise((resolve) => {
+    setTimeout(() => {
+      wss.close(() => resolve());
+      for (const client of wss.clients) {
+        client.close(1001, 'The server is shutting down.');
+        setTimeout(() => client.terminate(), 1000).unref();
+      }
+    }, graceMs).unref();
+  });
+}

@@ -31,7 +31,9 @@ export interface ChangeFeed {
    * Returns the unsubscribe function; throws LIMIT_EXCEEDED when `principalId` already holds
    * its share of open subscriptions or the process holds all it may.
    */
-  subscribe(listener: ChangeListener, principalId: string): () => void;
+  subscribe(listener: ChangeListener, principalId: string, onShutdown?: () => void): () => void;
+  /** Ends every open subscription (each `onShutdown` is called); the feed still delivers to new ones. */
+  endSubscriptions(): void;
   /** Open subscriptions in this process. */
   readonly active: number;
   close(): Promise<void>;

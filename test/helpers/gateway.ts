@@ -6,7 +6,7 @@ import { type App, createApp } from '../../src/app.js';
 import { type EnvInput, parseConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { createHttpServer } from '../../src/http.js';
-import { attachWebSockets } from '../../src/websocket.js';
+import { attachWebSockets, closeWebSockets } from '../../src/websocket.js';
 import { createLogger } from '../../src/logger.js';
 import { createMcpHttpHandler } from '../../src/mcp/http.js';
 import { createHashingEmbedder } from '../../src/providers/hashing-embedder.js';
@@ -72,7 +72,7 @@ export async function startTestGateway(
       loopbackOnly: !config.tokensFile,
     }),
   });
-  attachWebSockets(server, {
+  const wss = attachWebSockets(server, {
     gateway: app.gateway,
     authenticate: app.authenticate,
     logger: app.deps.logger,
@@ -100,10 +100,15 @@ export async function startTestGateway(
       return { ...body, status: res.status } as GqlResponse<never>;
     },
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      // As the server does on SIGTERM: subscriptions a test left open end instead of holding the close.
+      app.deps.changes?.endSubscriptions();
+      await Promise.all([
+        closeWebSockets(wss, 0),
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+      ]);
       await app.close();
     },
   };

@@ -108,19 +108,27 @@ export async function createChangeFeed(
     if (notice) fanOut.deliver(notice);
     else logger.warn('ignored a malformed change notice');
   });
+  const shutdownHooks = new Set<() => void>();
+  const endAll = () => {
+    for (const hook of [...shutdownHooks]) hook();
+  };
   return {
-    subscribe(listener, principalId) {
+    subscribe(listener, principalId, onShutdown) {
       const release = admission.admit(principalId);
       const unsubscribe = fanOut.subscribe(listener);
+      if (onShutdown) shutdownHooks.add(onShutdown);
       return () => {
+        if (onShutdown) shutdownHooks.delete(onShutdown);
         unsubscribe();
         release();
       };
     },
+    endSubscriptions: endAll,
     get active() {
       return admission.total;
     },
     async close() {
+      endAll();
       fanOut.clear();
       await stop();
     },

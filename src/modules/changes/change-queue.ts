@@ -14,15 +14,20 @@ export interface Revoked {
   revoked: true;
 }
 
+/** The server is shutting down: the subscriber should subscribe again (to another instance). */
+export interface Shutdown {
+  shutdown: true;
+}
+
 /** What ends a stream early: the reader gets it after the items already queued. */
-export type Ending = Overflow | Revoked;
+export type Ending = Overflow | Revoked | Shutdown;
 
 export class ChangeQueue<T> implements AsyncIterableIterator<T | Ending> {
   private readonly items: T[] = [];
   private waiting: ((result: IteratorResult<T | Ending>) => void) | null = null;
   private dropped = 0;
   private finished = false;
-  private ending: Revoked | null = null;
+  private ending: Revoked | Shutdown | null = null;
 
   constructor(
     private readonly capacity: number,
@@ -48,7 +53,7 @@ export class ChangeQueue<T> implements AsyncIterableIterator<T | Ending> {
   }
 
   /** Ends the stream with `reason` once the reader has what was queued; nothing more is accepted. */
-  end(reason: Revoked): void {
+  end(reason: Revoked | Shutdown): void {
     if (this.finished || this.ending) return;
     this.ending = reason;
     this.wake();

@@ -68,16 +68,20 @@ export class ChangeService {
       unsubscribe();
       clearInterval(recheck);
     });
-    unsubscribe = feed.subscribe((notice) => {
-      if (notice.namespace !== namespace || (kinds && !kinds.has(notice.kind))) return;
-      const changes: PendingChange[] = [
-        ...notice.ids.map((id) => ({ namespace, kind: notice.kind, id })),
-        ...notice.removed.map((removed) => ({ namespace, kind: notice.kind, id: removed.id, removed })),
-      ];
-      for (const change of changes) {
-        if (!queue.push(change)) break;
-      }
-    }, this.scope.principal.id);
+    unsubscribe = feed.subscribe(
+      (notice) => {
+        if (notice.namespace !== namespace || (kinds && !kinds.has(notice.kind))) return;
+        const changes: PendingChange[] = [
+          ...notice.ids.map((id) => ({ namespace, kind: notice.kind, id })),
+          ...notice.removed.map((removed) => ({ namespace, kind: notice.kind, id: removed.id, removed })),
+        ];
+        for (const change of changes) {
+          if (!queue.push(change)) break;
+        }
+      },
+      this.scope.principal.id,
+      () => queue.end({ shutdown: true }),
+    );
     const stillAuthorized = args.stillAuthorized;
     if (stillAuthorized) {
       recheck = setInterval(() => {

@@ -43,7 +43,7 @@ async function* visibleChanges(
 ): AsyncGenerator<Delivery> {
   try {
     for await (const notice of notices) {
-      if ('overflow' in notice || 'revoked' in notice) {
+      if ('overflow' in notice || 'revoked' in notice || 'shutdown' in notice) {
         yield notice;
         return;
       }
@@ -100,7 +100,8 @@ builder.subscriptionFields((t) => ({
       'Entities, facts, observations and documents of one namespace as they change (after commit), ' +
       'whichever path wrote them (mutations, assertions, document links, snapshots, purges, imports), ' +
       'each read as the subscriber. A subscriber that falls too far behind gets LIMIT_EXCEEDED, one ' +
-      'whose token is revoked gets UNAUTHENTICATED, and the subscription ends.',
+      'whose token is revoked gets UNAUTHENTICATED, one open while the server shuts down gets UNAVAILABLE, ' +
+      'and the subscription ends.',
     args: {
       namespace: t.arg.string({ required: true }),
       kinds: t.arg({ type: [MemoryChangeKindEnum], required: false, description: 'Default: all kinds.' }),
@@ -127,6 +128,12 @@ builder.subscriptionFields((t) => ({
         throw new MemgateError(
           'UNAUTHENTICATED',
           'The token of this subscription was revoked or its rights changed; the subscription ended.',
+        );
+      }
+      if ('shutdown' in delivery) {
+        throw new MemgateError(
+          'UNAVAILABLE',
+          'The server is shutting down; the subscription ended. Subscribe again, to this server once it is back or to another.',
         );
       }
       if ('overflow' in delivery) {
