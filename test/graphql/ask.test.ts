@@ -117,7 +117,11 @@ describe('ask and rerank', () => {
       }),
     );
     [gw, echo] = await Promise.all([
-      startTestGateway({ MEMGATE_LLM: 'openai:fake-model', OPENAI_BASE_URL: fake.url }),
+      // The model's calls are counted: the extraction worker (retained documents queue jobs) stays off.
+      startTestGateway(
+        { MEMGATE_LLM: 'openai:fake-model', OPENAI_BASE_URL: fake.url },
+        { extractionWorker: false },
+      ),
       startTestGateway(),
     ]);
     for (const g of [gw, echo]) {

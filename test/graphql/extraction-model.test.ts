@@ -75,9 +75,12 @@ describe('model extraction: a durable queue, a worker, INFERRED facts through th
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    gw = await startTestGateway({ MEMGATE_LLM: 'openai:extract-test', OPENAI_BASE_URL: fake.url }, {
-      extractionWorker: false,
-    } as never);
+    gw = await startTestGateway(
+      { MEMGATE_LLM: 'openai:extract-test', OPENAI_BASE_URL: fake.url },
+      {
+        extractionWorker: false,
+      },
+    );
   });
   afterAll(async () => {
     await gw?.close();

@@ -373,12 +373,16 @@ describe('router LLM refinement over a local OpenAI-compatible server', () => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    gw = await startTestGateway({
-      MEMGATE_LLM: 'openai:router-test',
-      OPENAI_BASE_URL: fake.url,
-      // The router's deadline is min(4 s, statement timeout): keeps the timeout case short.
-      MEMGATE_STATEMENT_TIMEOUT_MS: '1500',
-    });
+    gw = await startTestGateway(
+      {
+        MEMGATE_LLM: 'openai:router-test',
+        OPENAI_BASE_URL: fake.url,
+        // The router's deadline is min(4 s, statement timeout): keeps the timeout case short.
+        MEMGATE_STATEMENT_TIMEOUT_MS: '1500',
+      },
+      // The last model call must be the router's: no background extraction worker.
+      { extractionWorker: false },
+    );
     await recordObservations(gw, NS, [
       obs('m1', '2023-05-01T10:00:00Z', 'Mike Ross started at the law firm.', [
         { entity: { key: 'person:mike', kind: 'person', title: 'Mike Ross' } },

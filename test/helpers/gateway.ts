@@ -39,7 +39,11 @@ export interface TestGateway {
  */
 export async function startTestGateway(
   env: EnvInput = {},
-  options: ServerOptions & { db?: Database } = {},
+  options: ServerOptions & {
+    db?: Database;
+    /** false: no background extraction worker, for a test that counts its model calls. */
+    extractionWorker?: boolean;
+  } = {},
   harness: { wrapDatabase?: (db: Database) => Database } = {},
 ): Promise<TestGateway> {
   const config = parseConfig({
