@@ -2,7 +2,9 @@
  * The gateway under test, in its own process (so its RSS is its own): the real app and HTTP
  * server (`src/app.ts`, `src/http.ts`) on 127.0.0.1:0 over the run's throwaway database, with
  * SQL tracing on. The parent talks to it over IPC: statement capture and replay (the overhead
- * floor), a few SQL reads (counts, sizes), memory, stop.
+ * floor), a few SQL reads (counts, sizes), memory, stop. Started with MEMGATE_BENCH_MODEL_URL,
+ * it can also serve as a gateway with an OpenAI-compatible model configured at that URL, with
+ * the model-extraction worker running in the process as `createApp` runs it.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -21,6 +23,8 @@ import {
   enableTracing,
   startOtlpTracing,
 } from '../src/observability/tracing.js';
+import { ExtractionWorker } from '../src/modules/extraction/index.js';
+import { llmFor } from '../src/providers/llm.js';
 import { type Gateway, createGateway } from '../src/server.js';
 import { StatementCapture } from './capture.js';
 import { type Location, pgliteDir } from './database.js';
@@ -34,6 +38,11 @@ export type ChildRequest =
   | { type: 'memory' }
   /** Serve with metrics and tracing on or off (started with MEMGATE_BENCH_OBSERVABILITY=1). */
   | { type: 'observability'; on: boolean }
+  /**
+   * Serve as the gateway with a model configured (its worker running) or as the plain one
+   * (started with MEMGATE_BENCH_MODEL_URL).
+   */
+  | { type: 'model-extraction'; on: boolean }
   /** A V8 CPU profile of the gateway between the two requests (written as a .cpuprofile file). */
   | { type: 'profile-start' }
   | { type: 'profile-stop'; file: string }
@@ -73,6 +82,9 @@ const config = parseConfig({
 });
 const app = await createApp(config, { db: capture.db });
 const observed = process.env.MEMGATE_BENCH_OBSERVABILITY === '1' ? await observedGateway() : null;
+const withModel = process.env.MEMGATE_BENCH_MODEL_URL
+  ? modelGateway(process.env.MEMGATE_BENCH_MODEL_URL)
+  : null;
 let current: Gateway = app.gateway;
 const server = createHttpServer({
   // Either gateway, switched between runs: the same process, database and warm caches.
@@ -99,6 +111,36 @@ async function observedGateway(): Promise<{ gateway: Gateway; provider: TracerPr
   disableTracing();
   disableMetrics();
   return { gateway, provider };
+}
+
+/**
+ * A second gateway over the same app whose configuration names an OpenAI-compatible model at
+ * `url` (MEMGATE_LLM=openai:<name>, OPENAI_BASE_URL=url), as a gateway started with those
+ * settings is: its writes queue model extraction, and its worker (the one `createApp` would
+ * start, polling every 2 s) runs while it serves.
+ */
+function modelGateway(url: string): { gateway: Gateway; worker: ExtractionWorker } {
+  const modelConfig = {
+    ...config,
+    llm: `openai:${process.env.MEMGATE_BENCH_MODEL ?? 'bench-extraction'}`,
+    openaiBaseUrl: url,
+  };
+  const llm = llmFor(modelConfig);
+  return {
+    gateway: createGateway({ ...app.deps, config: modelConfig }),
+    worker: new ExtractionWorker(capture.db, llm, app.deps.logger),
+  };
+}
+
+async function switchModel(on: boolean): Promise<void> {
+  if (!withModel) throw new Error('started without MEMGATE_BENCH_MODEL_URL');
+  if (on) {
+    current = withModel.gateway;
+    withModel.worker.start();
+  } else {
+    current = app.gateway;
+    await withModel.worker.stop();
+  }
 }
 
 function switchObservability(on: boolean): void {
@@ -145,6 +187,9 @@ async function handle(request: ChildRequest): Promise<unknown> {
     case 'observability':
       switchObservability(request.on);
       return null;
+    case 'model-extraction':
+      await switchModel(request.on);
+      return null;
     case 'profile-start':
       if (!profiler) {
         profiler = new Session();
@@ -164,6 +209,7 @@ async function handle(request: ChildRequest): Promise<unknown> {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await withModel?.worker.stop();
       await app.close();
       setImmediate(() => process.exit(0));
       return null;

@@ -23,6 +23,11 @@ export interface GatewayProcess {
   memory(): Promise<ChildMemory>;
   /** Metrics and tracing on or off (a gateway started with MEMGATE_BENCH_OBSERVABILITY=1). */
   observability(on: boolean): Promise<void>;
+  /**
+   * Serve as the gateway with the model configured, its extraction worker running (on), or as
+   * the plain one (off); started with `processEnv.MEMGATE_BENCH_MODEL_URL`.
+   */
+  modelExtraction(on: boolean): Promise<void>;
   /** A CPU profile of the gateway from profileStart to profileStop, written to `file`. */
   profileStart(): Promise<void>;
   profileStop(file: string): Promise<void>;
@@ -108,6 +113,7 @@ export async function startGateway(
     query: (sql, params) => ask({ type: 'query', sql, params }),
     memory: () => ask<ChildMemory>({ type: 'memory' }),
     observability: (on) => ask<void>({ type: 'observability', on }),
+    modelExtraction: (on) => ask<void>({ type: 'model-extraction', on }),
     profileStart: () => ask<void>({ type: 'profile-start' }),
     profileStop: (file) => ask<void>({ type: 'profile-stop', file }),
     async stop() {
