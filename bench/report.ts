@@ -6,6 +6,7 @@ import { round } from './stats.js';
 
 const ms = (v: number | null | undefined) => (v == null || !Number.isFinite(v) ? '–' : String(round(v)));
 const int = (v: number) => Math.round(v).toLocaleString('en-US');
+const signed = (v: number) => (v >= 0 ? `+${v}` : String(v));
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
 
 function table(header: string[], rows: (string | number)[][]): string {
@@ -153,6 +154,7 @@ export function renderMarkdown(r: BenchResult): string {
 
   if (r.ingest.length) {
     out.push('', '### Ingest through GraphQL mutations (one client, sequential batches)', '');
+    const compared = r.ingest.some((f) => f.baseline);
     out.push(
       table(
         [
@@ -165,6 +167,7 @@ export function renderMarkdown(r: BenchResult): string {
           'gateway CPU ms/item',
           'SQL stmts/batch',
           '÷ hand-written floor',
+          ...(compared ? ['÷ baseline (paired by round)', 'CPU ÷ baseline'] : []),
           'rejected',
         ],
         r.ingest.map((f) => [
@@ -175,12 +178,40 @@ export function renderMarkdown(r: BenchResult): string {
           ms(f.batchMs.p50),
           ms(f.batchMs.p95),
           ms(f.cpuMsPerItem),
-          f.statementsPerBatch ?? '–',
+          `${f.statementsPerBatch ?? '–'}${f.baseline?.extraStatements != null ? ` (${signed(f.baseline.extraStatements)})` : ''}`,
           f.floor ? `${f.floor.ratio.toFixed(2)}× (floor ${int(f.floor.perSec)}/s)` : '–',
+          ...(compared
+            ? [
+                f.baseline ? `${f.baseline.ratio.toFixed(3)}× (${f.baseline.pairedRatio.toFixed(3)}×)` : '–',
+                f.baseline ? `${f.baseline.cpuRatio.toFixed(3)}×` : '–',
+              ]
+            : []),
           f.rejected ? `${f.rejected}: ${f.firstRejection ?? ''}` : 0,
         ]),
       ),
     );
+    const notes = r.ingest.filter((f) => f.note || f.baseline || f.drained);
+    if (notes.length) out.push('');
+    for (const f of notes) {
+      const parts: string[] = [];
+      if (f.baseline)
+        parts.push(
+          `measured in alternating rounds with ${f.baseline.name} (${int(f.baseline.perSec)} ${f.unit}/s), after one untimed warm-up batch each`,
+        );
+      if (f.note) parts.push(f.note);
+      if (f.drained)
+        parts.push(
+          `the worker drained ${int(f.drained.count)} ${f.drained.unit} after the timed batches, p50 ${(f.drained.batchMs.p50 / 1000).toFixed(1)} s per batch ` +
+            `from its answer to an empty queue (${int(f.drained.perSec)} ${f.drained.unit}/s, polls every 2 s included; not in items/s)`,
+        );
+      out.push(`- ${f.title}: ${parts.join('; ')}.`);
+    }
+    if (m.modelGatewayEnv)
+      out.push(
+        `- Model-configured gateway (same process and database): ${Object.entries(m.modelGatewayEnv)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ')} (a local stand-in that answers at once).`,
+      );
   }
 
   out.push(
@@ -256,7 +287,8 @@ function topPhases(r: BenchResult): string {
 /** Writes `<name>.json` and `<name>.md` atomically; returns their paths. */
 export function writeResults(r: BenchResult, dir: string): { json: string; md: string } {
   mkdirSync(dir, { recursive: true });
-  const name = r.meta.quick ? `quick-${r.meta.backend}` : `${r.meta.size.name}-${r.meta.backend}`;
+  const run = r.meta.quick ? `quick-${r.meta.backend}` : `${r.meta.size.name}-${r.meta.backend}`;
+  const name = r.meta.label ? `${r.meta.label}-${run}` : run;
   const json = join(dir, `${name}.json`);
   const md = join(dir, `${name}.md`);
   writeAtomic(json, `${JSON.stringify(r, null, 2)}\n`);
