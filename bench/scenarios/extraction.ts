@@ -1,0 +1,258 @@
+/**
+ * What extraction adds to the online write path: recordObservations batches like the plain
+ * scenario's (same sizes, actors, times and lengths of text), one message in three stating
+ * something a domain pack's extractors read ("Ada works on Orbit", "Orbit uses Kestrel"…),
+ * written into namespaces of their own and measured in alternating rounds with the plain
+ * scenario (the runner's `baseline`):
+ *
+ *   recordObservations+rules   the namespace uses a pack with extractors, rule extraction on:
+ *                              facts (evidence EXTRACTED) are written in the batch's transaction.
+ *   recordObservations+model   the gateway has an OpenAI-compatible model configured (a local
+ *                              stand-in answers it), model extraction on: every batch queues
+ *                              one job per observation in its transaction. The worker runs in
+ *                              the gateway process as in production, and the queue is drained
+ *                              before the next timed batch: a timed batch meets the worker's
+ *                              idle polls, not its backlog; the drain is reported on its own.
+ */
+import type { Dataset } from '../generate.js';
+import type { Rng } from '../rng.js';
+import { observationInput } from './ingest.js';
+import { type IngestScenario, type ScenarioContext, SkipScenario } from './types.js';
+
+export const RULES_NAMESPACE = 'bench-ingest-rules';
+export const MODEL_NAMESPACE = 'bench-ingest-model';
+
+/** A team pack whose extractors read who works on or leads which project, what it uses, roles. */
+export const BENCH_TEAM_PACK = {
+  name: 'bench-team',
+  version: '1.0.0',
+  kinds: [{ kind: 'person', aliases: ['name'] }, { kind: 'project' }, { kind: 'vendor' }],
+  relations: [
+    { relation: 'leads', fromKinds: ['person'], toKinds: ['project'], cardinality: 'one' },
+    { relation: 'works_on', fromKinds: ['person'], toKinds: ['project'] },
+    { relation: 'uses', fromKinds: ['project'], toKinds: ['vendor'] },
+  ],
+  extractors: [
+    {
+      name: 'leads',
+      pattern:
+        '(?<subject>\\p{Lu}\\p{Ll}{1,30}(?: \\p{Lu}\\p{Ll}{1,30})?) (?:now )?leads (?:project )?(?<object>\\p{Lu}[\\p{L}\\d]{1,40})',
+      predicate: 'leads',
+      subjectKind: 'person',
+      objectKind: 'project',
+      confidence: 0.8,
+    },
+    {
+      name: 'works-on',
+      pattern: '(?<subject>\\p{Lu}\\p{Ll}{1,30}) works on (?<object>\\p{Lu}[\\p{L}\\d]{1,40})',
+      predicate: 'works_on',
+      subjectKind: 'person',
+      objectKind: 'project',
+    },
+    {
+      name: 'uses',
+      pattern: '(?<subject>\\p{Lu}[\\p{L}\\d]{1,40}) (?:now )?uses (?<object>\\p{Lu}[\\p{L}\\d]{1,40})',
+      predicate: 'uses',
+      subjectKind: 'project',
+      objectKind: 'vendor',
+      confidence: 0.6,
+    },
+    {
+      name: 'role',
+      pattern: "(?<subject>\\p{Lu}\\p{Ll}{1,30})'s role is (?<value>\\p{L}{1,20}(?: \\p{L}{1,20})?)",
+      attribute: 'role',
+      subjectKind: 'person',
+    },
+  ],
+};
+
+const PEOPLE = 300;
+const PROJECTS = 60;
+const VENDORS = 20;
+const ROLES = ['reviewer', 'tech lead', 'on call', 'release manager', 'maintainer'];
+
+interface Names {
+  people: string[];
+  projects: string[];
+  vendors: string[];
+}
+
+const namesOf = new WeakMap<Dataset, Names>();
+
+/** Distinct capitalised words of the dataset's vocabulary: the team's people, projects and vendors. */
+function names(ds: Dataset): Names {
+  let found = namesOf.get(ds);
+  if (!found) {
+    const rng = ds.ingestRng(95_000_000);
+    const taken = new Set<string>();
+    const draw = (n: number) => {
+      const out: string[] = [];
+      while (out.length < n) {
+        const word = ds.text.words[150 + rng.int(ds.text.words.length - 150)]!;
+        const name = word.charAt(0).toUpperCase() + word.slice(1);
+        if (!taken.has(name)) {
+          taken.add(name);
+          out.push(name);
+        }
+      }
+      return out;
+    };
+    found = { people: draw(PEOPLE), projects: draw(PROJECTS), vendors: draw(VENDORS) };
+    namesOf.set(ds, found);
+  }
+  return found;
+}
+
+/**
+ * The statement message `i` of batch `b` makes, for one message in three (null otherwise):
+ * who works on a project, who leads it (each project keeps its lead), what it uses, a role.
+ */
+export function statementSentence(ds: Dataset, b: number, i: number): string | null {
+  if (i % 3 !== 0) return null;
+  const { people, projects, vendors } = names(ds);
+  const rng: Rng = ds.ingestRng(96_000_000 + b * 100_003 + i);
+  const project = rng.int(PROJECTS);
+  switch ((i / 3 + b) % 4) {
+    case 0:
+      return `${rng.pick(people)} works on ${projects[project]}.`;
+    case 1:
+      return `${people[(project * 7) % PEOPLE]} leads project ${projects[project]}.`;
+    case 2:
+      return `${projects[project]} uses ${rng.pick(vendors)}.`;
+    default:
+      return `${rng.pick(people)}'s role is ${rng.pick(ROLES)}.`;
+  }
+}
+
+/**
+ * The plain scenario's observation `i` of batch `b`, its text opening with the statement when
+ * there is one: the statement takes the place of as many leading characters of the paragraph
+ * (up to the next word), so the texts keep the plain scenario's lengths to within a word.
+ */
+export function extractionObservation(ds: Dataset, b: number, i: number, prefix: string) {
+  const base = observationInput(ds, b, i, false, prefix);
+  const sentence = statementSentence(ds, b, i);
+  if (sentence === null) return base;
+  const colon = base.content.indexOf(': ');
+  const speaker = base.content.slice(0, colon);
+  const paragraph = base.content.slice(colon + 2);
+  const cut = paragraph.indexOf(' ', sentence.length);
+  const rest = cut < 0 ? '' : paragraph.slice(cut + 1);
+  return { ...base, content: `${speaker}: ${sentence}${rest ? ` ${rest}` : ''}` };
+}
+
+const RECORD = `mutation BenchRecord($ns: String!, $observations: [ObservationInput!]!) {
+  recordObservations(namespace: $ns, observations: $observations) { accepted rejected results { status code message } }
+}`;
+const REGISTER = `mutation BenchRegisterPack($pack: JSON!) { registerDomainPack(pack: $pack) }`;
+const CONFIGURE_NAMESPACE = `mutation BenchConfigureNamespace($ns: String!, $packs: [String!]!) {
+  configureNamespace(namespace: $ns, packs: $packs, strict: false)
+}`;
+const CONFIGURE_EXTRACTION = `mutation BenchConfigureExtraction($ns: String!, $settings: JSON!) {
+  configureExtraction(namespace: $ns, settings: $settings)
+}`;
+
+async function setUp(ctx: ScenarioContext, query: string, variables: Record<string, unknown>): Promise<void> {
+  const answer = await ctx.gql(query, variables);
+  if (answer.status !== 200 || answer.errors?.length)
+    throw new SkipScenario(`set-up failed: ${answer.errors?.[0]?.message ?? `HTTP ${answer.status}`}`);
+}
+
+export const ingestObservationsWithRules: IngestScenario = {
+  kind: 'ingest',
+  name: 'recordObservations+rules',
+  title: 'recordObservations + rule extraction (pack extractors)',
+  unit: 'observations',
+  document: RECORD,
+  setupDocuments: [REGISTER, CONFIGURE_NAMESPACE, CONFIGURE_EXTRACTION],
+  baseline: 'recordObservations',
+  optIn: true,
+  async setup(ctx) {
+    await setUp(ctx, REGISTER, { pack: BENCH_TEAM_PACK });
+    await setUp(ctx, CONFIGURE_NAMESPACE, {
+      ns: RULES_NAMESPACE,
+      packs: [`${BENCH_TEAM_PACK.name}@${BENCH_TEAM_PACK.version}`],
+    });
+    await setUp(ctx, CONFIGURE_EXTRACTION, { ns: RULES_NAMESPACE, settings: { rules: true } });
+    return `pack ${BENCH_TEAM_PACK.name} (${BENCH_TEAM_PACK.extractors.length} extractors), one message in three states something it reads`;
+  },
+  batch: (ds, b, size) => ({
+    items: size,
+    variables: {
+      ns: RULES_NAMESPACE,
+      observations: Array.from({ length: size }, (_, i) => extractionObservation(ds, b, i, 'r')),
+    },
+  }),
+  async derived(ctx) {
+    const rows = await ctx.gateway.query<{ n: number }>(
+      `/* benchCountExtractedFacts */ SELECT count(*)::int AS n FROM facts WHERE namespace = $1 AND evidence = 'EXTRACTED'`,
+      [RULES_NAMESPACE],
+    );
+    return { unit: 'EXTRACTED facts', count: rows[0]?.n ?? 0 };
+  },
+};
+
+/** Longest a batch's jobs may take to drain before the run gives up on the worker. */
+const DRAIN_TIMEOUT_MS = 10 * 60_000;
+
+async function jobCounts(ctx: ScenarioContext): Promise<{ open: number; done: number; dead: number }> {
+  const rows = await ctx.gateway.query<{ open: number; done: number; dead: number }>(
+    `/* benchExtractionQueue */ SELECT count(*) FILTER (WHERE status IN ('QUEUED', 'RUNNING'))::int AS open,
+       count(*) FILTER (WHERE status = 'DONE')::int AS done, count(*) FILTER (WHERE status = 'DEAD')::int AS dead
+     FROM extraction_jobs WHERE namespace = $1`,
+    [MODEL_NAMESPACE],
+  );
+  return rows[0] ?? { open: 0, done: 0, dead: 0 };
+}
+
+/** Jobs done before the current batch (its own are counted from there). */
+let doneBefore = 0;
+
+export const ingestObservationsWithModel: IngestScenario = {
+  kind: 'ingest',
+  name: 'recordObservations+model',
+  title: 'recordObservations + model extraction queued',
+  unit: 'observations',
+  document: RECORD,
+  setupDocuments: [CONFIGURE_EXTRACTION],
+  baseline: 'recordObservations',
+  optIn: true,
+  model: true,
+  async setup(ctx) {
+    // A gateway started without the model cannot serve this scenario.
+    await ctx.gateway.modelExtraction(true).catch((error: unknown) => {
+      throw new SkipScenario(`no model-configured gateway: ${String(error)}`);
+    });
+    await ctx.gateway.modelExtraction(false);
+    await setUp(ctx, CONFIGURE_EXTRACTION, { ns: MODEL_NAMESPACE, settings: { model: true } });
+    return 'a local stand-in answers the model; the worker runs in the gateway, the queue is drained between timed batches';
+  },
+  async beforeBatch(ctx) {
+    const { open, done } = await jobCounts(ctx);
+    if (open > 0) throw new Error(`${open} extraction jobs still open before a timed batch`);
+    doneBefore = done;
+    await ctx.gateway.modelExtraction(true);
+  },
+  /** Waits for the worker to finish the batch's jobs: from the batch's answer to an empty queue. */
+  async afterBatch(ctx) {
+    const started = performance.now();
+    let counts = await jobCounts(ctx);
+    while (counts.open > 0) {
+      if (performance.now() - started > DRAIN_TIMEOUT_MS)
+        throw new Error(`the extraction queue did not drain: ${JSON.stringify(counts)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      counts = await jobCounts(ctx);
+    }
+    const ms = performance.now() - started;
+    await ctx.gateway.modelExtraction(false);
+    if (counts.dead > 0) throw new Error(`${counts.dead} extraction jobs died: see extractionStatus`);
+    return { unit: 'jobs', count: counts.done - doneBefore, ms };
+  },
+  batch: (ds, b, size) => ({
+    items: size,
+    variables: {
+      ns: MODEL_NAMESPACE,
+      observations: Array.from({ length: size }, (_, i) => extractionObservation(ds, b, i, 'm')),
+    },
+  }),
+};
