@@ -155,6 +155,7 @@ export function renderMarkdown(r: BenchResult): string {
   if (r.ingest.length) {
     out.push('', '### Ingest through GraphQL mutations (one client, sequential batches)', '');
     const compared = r.ingest.some((f) => f.baseline);
+    const databaseCpu = r.ingest.some((f) => f.databaseCpuMsPerItem !== undefined);
     out.push(
       table(
         [
@@ -165,6 +166,7 @@ export function renderMarkdown(r: BenchResult): string {
           'batch p50 ms',
           'batch p95 ms',
           'gateway CPU ms/item',
+          ...(databaseCpu ? ['database CPU ms/item'] : []),
           'SQL stmts/batch',
           '÷ hand-written floor',
           ...(compared ? ['÷ baseline (paired by round)', 'CPU ÷ baseline'] : []),
@@ -178,6 +180,7 @@ export function renderMarkdown(r: BenchResult): string {
           ms(f.batchMs.p50),
           ms(f.batchMs.p95),
           ms(f.cpuMsPerItem),
+          ...(databaseCpu ? [ms(f.databaseCpuMsPerItem)] : []),
           `${f.statementsPerBatch ?? '–'}${f.baseline?.extraStatements != null ? ` (${signed(f.baseline.extraStatements)})` : ''}`,
           f.floor ? `${f.floor.ratio.toFixed(2)}× (floor ${int(f.floor.perSec)}/s)` : '–',
           ...(compared
@@ -192,6 +195,13 @@ export function renderMarkdown(r: BenchResult): string {
     );
     const notes = r.ingest.filter((f) => f.note || f.baseline || f.drained);
     if (notes.length) out.push('');
+    if (compared)
+      out.push(
+        "÷ baseline: items/s ÷ the baseline scenario's (in brackets the median over rounds of the two batches' ratio); " +
+          `CPU ÷ baseline: CPU time per item (the gateway process's${databaseCpu ? " plus the database backends'" : ', database included'}) ÷ the baseline's, ` +
+          'a figure other processes competing for the cores move far less than the rate.',
+        '',
+      );
     for (const f of notes) {
       const parts: string[] = [];
       if (f.baseline)

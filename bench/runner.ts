@@ -13,6 +13,7 @@ import { parseConfig } from '../src/config.js';
 import { createEmbedder } from '../src/providers/create-embedder.js';
 import { loadWordVectors } from '../src/providers/embedding-cache.js';
 import { resolveSettings } from '../src/modules/retrieval/pipeline/settings.js';
+import { backendCpu, backendCpuSpent } from './backend-cpu.js';
 import { type BenchBackend, createThrowaway, markLoaded, pgliteDir } from './database.js';
 import { Dataset, SIZES, type SizeName, type SizeSpec } from './generate.js';
 import { startGateway } from './gateway-process.js';
@@ -131,6 +132,10 @@ export interface IngestFigure {
   statementsPerBatch: number | null;
   /** Gateway-process CPU time per item (PGlite: database included). */
   cpuMsPerItem: number;
+  /** PostgreSQL: CPU time per item of the server's backends serving the database (a local server). */
+  databaseCpuMsPerItem?: number;
+  /** Each timed batch's time, in the order run (ms). */
+  perBatchMs?: number[];
   derived?: { unit: string; count: number; perSec: number };
   /** The same rows inserted by hand (multi-row INSERTs): their rate, and perSec ÷ that rate. */
   floor?: { perSec: number; ratio: number };
@@ -142,8 +147,8 @@ export interface IngestFigure {
   note?: string;
   /**
    * Against the scenario it is compared with, measured in alternating rounds: perSec ÷ its
-   * perSec, the median over rounds of the two batches' rate ratio, gateway CPU per item ÷ its,
-   * and the statements per batch added.
+   * perSec, the median over rounds of the two batches' rate ratio, CPU per item ÷ its (the
+   * gateway's, plus the database backends' on PostgreSQL), and the statements per batch added.
    */
   baseline?: {
     name: string;
@@ -356,6 +361,7 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
     log(`gateway on ${gw.url} (pid ${gw.pid}, up in ${(gw.startMs / 1000).toFixed(1)} s)`);
     const ctx: ScenarioContext = {
       ds,
+      backend: options.backend,
       quick: options.quick,
       gateway: gw,
       gql: (q, v) => gql(gw.url, q, v),
@@ -636,6 +642,8 @@ interface BatchSample {
   firstRejection?: string;
   /** Gateway-process CPU time during the request. */
   cpuMs: number;
+  /** PostgreSQL: the database backends' CPU time during the request. */
+  databaseCpuMs?: number;
   floorMs?: number;
   drained?: Drained;
 }
@@ -711,7 +719,7 @@ async function runCompared(
         perSec: base.perSec,
         ratio: figure.perSec / base.perSec,
         pairedRatio: median(own.map((s, r) => baseSamples[r]!.ms / s.ms)),
-        cpuRatio: figure.cpuMsPerItem / base.cpuMsPerItem,
+        cpuRatio: totalCpu(figure) / totalCpu(base),
         extraStatements:
           figure.statementsPerBatch !== null && base.statementsPerBatch !== null
             ? figure.statementsPerBatch - base.statementsPerBatch
@@ -721,6 +729,11 @@ async function runCompared(
     logIngest(figure, log);
   }
   return figures;
+}
+
+/** CPU per item: the gateway's, plus the database backends' where they are measured. */
+function totalCpu(f: IngestFigure): number {
+  return f.cpuMsPerItem + (f.databaseCpuMsPerItem ?? 0);
 }
 
 /** Batch `b` of the scenario, timed; a failing first batch skips the scenario. */
@@ -735,12 +748,16 @@ async function timedBatch(
   let answer: Awaited<ReturnType<ScenarioContext['gql']>>;
   let ms: number;
   let cpuMs: number;
+  let databaseCpuMs: number | undefined;
   try {
+    const backendsBefore = ctx.backend === 'postgres' ? await backendCpu(ctx.gateway) : null;
     const cpuBefore = (await ctx.gateway.memory()).cpuMs;
     const t = performance.now();
     answer = await ctx.gql(scenario.document, batch.variables);
     ms = performance.now() - t;
     cpuMs = (await ctx.gateway.memory()).cpuMs - cpuBefore;
+    const backendsAfter = backendsBefore ? await backendCpu(ctx.gateway) : null;
+    if (backendsBefore && backendsAfter) databaseCpuMs = backendCpuSpent(backendsBefore, backendsAfter);
     if (answer.status !== 200 || answer.errors?.length) {
       if (b === 0 || b === WARM_UP_BATCH)
         throw new SkipScenario(`errors on the first batch: ${describeError(answer)}`);
@@ -763,6 +780,7 @@ async function timedBatch(
     rejected: payload?.rejected ?? 0,
     ...(bad ? { firstRejection: `${bad.code ?? ''} ${bad.message ?? ''}`.trim() } : {}),
     cpuMs,
+    ...(databaseCpuMs !== undefined ? { databaseCpuMs } : {}),
     ...(scenario.floor && b !== WARM_UP_BATCH ? { floorMs: await scenario.floor(ctx, b) } : {}),
     ...(drained ? { drained } : {}),
   };
@@ -800,6 +818,10 @@ async function figureOf(
     ...(firstRejection ? { firstRejection } : {}),
     statementsPerBatch: statements.length ? median(statements) : null,
     cpuMsPerItem: sum(samples.map((s) => s.cpuMs)) / Math.max(1, items),
+    ...(samples.every((s) => s.databaseCpuMs !== undefined)
+      ? { databaseCpuMsPerItem: sum(samples.map((s) => s.databaseCpuMs!)) / Math.max(1, items) }
+      : {}),
+    perBatchMs: times,
     ...(derivedCount ? { derived: { ...derivedCount, perSec: (derivedCount.count / total) * 1000 } } : {}),
     ...(note ? { note } : {}),
   };

@@ -3,12 +3,14 @@
  * the schema first and skips it, with the validation message as the note, when a field it
  * needs has not landed yet — so the suite runs today and grows as the API does.
  */
+import type { BenchBackend } from '../database.js';
 import type { Dataset } from '../generate.js';
 import type { GatewayProcess } from '../gateway-process.js';
 import type { GqlAnswer } from '../http-load.js';
 
 export interface ScenarioContext {
   ds: Dataset;
+  backend: BenchBackend;
   quick: boolean;
   gateway: GatewayProcess;
   gql(query: string, variables?: Record<string, unknown>): Promise<GqlAnswer>;
