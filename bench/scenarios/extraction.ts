@@ -1,9 +1,9 @@
 /**
  * What extraction adds to the online write path: recordObservations batches like the plain
- * scenario's (same sizes, actors, times and lengths of text), one message in three stating
- * something a domain pack's extractors read ("Ada works on Orbit", "Orbit uses Kestrel"…),
- * written into namespaces of their own and measured in alternating rounds with the plain
- * scenario (the runner's `baseline`):
+ * scenario's (same sizes, drawn the same way from generator streams of their own), one message
+ * in three stating something a domain pack's extractors read ("Ada works on Orbit", "Orbit uses
+ * Kestrel"…), written into namespaces of their own and measured in alternating rounds with the
+ * plain scenario (the runner's `baseline`):
  *
  *   recordObservations+rules   the namespace uses a pack with extractors, rule extraction on:
  *                              facts (evidence EXTRACTED) are written in the batch's transaction.
@@ -21,6 +21,9 @@ import { type IngestScenario, type ScenarioContext, SkipScenario } from './types
 
 export const RULES_NAMESPACE = 'bench-ingest-rules';
 export const MODEL_NAMESPACE = 'bench-ingest-model';
+/** Generator streams of the two scenarios' observations (the plain scenario's is 0). */
+const RULES_STREAM = 20_000_000;
+const MODEL_STREAM = 30_000_000;
 
 /** A team pack whose extractors read who works on or leads which project, what it uses, roles. */
 export const BENCH_TEAM_PACK = {
@@ -125,12 +128,13 @@ export function statementSentence(ds: Dataset, b: number, i: number): string | n
 }
 
 /**
- * The plain scenario's observation `i` of batch `b`, its text opening with the statement when
+ * Observation `i` of batch `b` drawn as the plain scenario draws its own, from generator stream
+ * `stream` (texts of their own: see `observationInput`), its text opening with the statement when
  * there is one: the statement takes the place of as many leading characters of the paragraph
- * (up to the next word), so the texts keep the plain scenario's lengths to within a word.
+ * (up to the next word), so texts keep the plain scenario's lengths to within a word.
  */
-export function extractionObservation(ds: Dataset, b: number, i: number, prefix: string) {
-  const base = observationInput(ds, b, i, false, prefix);
+export function extractionObservation(ds: Dataset, b: number, i: number, prefix: string, stream: number) {
+  const base = observationInput(ds, b, i, false, prefix, stream);
   const sentence = statementSentence(ds, b, i);
   if (sentence === null) return base;
   const colon = base.content.indexOf(': ');
@@ -180,7 +184,9 @@ export const ingestObservationsWithRules: IngestScenario = {
     items: size,
     variables: {
       ns: RULES_NAMESPACE,
-      observations: Array.from({ length: size }, (_, i) => extractionObservation(ds, b, i, 'r')),
+      observations: Array.from({ length: size }, (_, i) =>
+        extractionObservation(ds, b, i, 'r', RULES_STREAM),
+      ),
     },
   }),
   async derived(ctx) {
@@ -252,7 +258,9 @@ export const ingestObservationsWithModel: IngestScenario = {
     items: size,
     variables: {
       ns: MODEL_NAMESPACE,
-      observations: Array.from({ length: size }, (_, i) => extractionObservation(ds, b, i, 'm')),
+      observations: Array.from({ length: size }, (_, i) =>
+        extractionObservation(ds, b, i, 'm', MODEL_STREAM),
+      ),
     },
   }),
 };
