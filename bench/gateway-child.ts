@@ -3,8 +3,8 @@
  * server (`src/app.ts`, `src/http.ts`) on 127.0.0.1:0 over the run's throwaway database, with
  * SQL tracing on. The parent talks to it over IPC: statement capture and replay (the overhead
  * floor), a few SQL reads (counts, sizes), memory, stop. Started with MEMGATE_BENCH_MODEL_URL,
- * it can also serve as a gateway with an OpenAI-compatible model configured at that URL, with
- * the model-extraction worker running in the process as `createApp` runs it.
+ * it can also serve as a gateway with an OpenAI-compatible model configured at that URL, and
+ * run that gateway's model-extraction worker on request.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -38,15 +38,23 @@ export type ChildRequest =
   | { type: 'memory' }
   /** Serve with metrics and tracing on or off (started with MEMGATE_BENCH_OBSERVABILITY=1). */
   | { type: 'observability'; on: boolean }
-  /**
-   * Serve as the gateway with a model configured (its worker running) or as the plain one
-   * (started with MEMGATE_BENCH_MODEL_URL).
-   */
+  /** Serve as the gateway with a model configured or as the plain one (MEMGATE_BENCH_MODEL_URL). */
   | { type: 'model-extraction'; on: boolean }
+  /** Run the model-extraction worker until nothing is ready (MEMGATE_BENCH_MODEL_URL). */
+  | { type: 'drain-extraction' }
   /** A V8 CPU profile of the gateway between the two requests (written as a .cpuprofile file). */
   | { type: 'profile-start' }
   | { type: 'profile-stop'; file: string }
   | { type: 'stop' };
+
+/** What one drain of the model-extraction queue did. */
+export interface ExtractionDrain {
+  rounds: number;
+  jobs: number;
+  facts: number;
+  /** Jobs given back (to retry later) or dead. */
+  failed: number;
+}
 
 export interface ChildMemory {
   /** User + system CPU time of the gateway process so far. */
@@ -116,8 +124,8 @@ async function observedGateway(): Promise<{ gateway: Gateway; provider: TracerPr
 /**
  * A second gateway over the same app whose configuration names an OpenAI-compatible model at
  * `url` (MEMGATE_LLM=openai:<name>, OPENAI_BASE_URL=url), as a gateway started with those
- * settings is: its writes queue model extraction, and its worker (the one `createApp` would
- * start, polling every 2 s) runs while it serves.
+ * settings is: its writes queue model extraction. Its worker (the one `createApp` would start)
+ * runs when asked to drain the queue: the rounds its poll loop runs, until nothing is ready.
  */
 function modelGateway(url: string): { gateway: Gateway; worker: ExtractionWorker } {
   const modelConfig = {
@@ -132,15 +140,22 @@ function modelGateway(url: string): { gateway: Gateway; worker: ExtractionWorker
   };
 }
 
-async function switchModel(on: boolean): Promise<void> {
+function switchModel(on: boolean): void {
   if (!withModel) throw new Error('started without MEMGATE_BENCH_MODEL_URL');
-  if (on) {
-    current = withModel.gateway;
-    withModel.worker.start();
-  } else {
-    current = app.gateway;
-    await withModel.worker.stop();
+  current = on ? withModel.gateway : app.gateway;
+}
+
+async function drainExtraction(): Promise<ExtractionDrain> {
+  if (!withModel) throw new Error('started without MEMGATE_BENCH_MODEL_URL');
+  const drained: ExtractionDrain = { rounds: 0, jobs: 0, facts: 0, failed: 0 };
+  for (const outcome of await withModel.worker.drain(null)) {
+    drained.rounds += 1;
+    if (outcome.kind === 'idle') continue;
+    drained.jobs += outcome.jobs;
+    if (outcome.kind === 'done') drained.facts += outcome.facts;
+    else drained.failed += outcome.jobs;
   }
+  return drained;
 }
 
 function switchObservability(on: boolean): void {
@@ -188,8 +203,10 @@ async function handle(request: ChildRequest): Promise<unknown> {
       switchObservability(request.on);
       return null;
     case 'model-extraction':
-      await switchModel(request.on);
+      switchModel(request.on);
       return null;
+    case 'drain-extraction':
+      return drainExtraction();
     case 'profile-start':
       if (!profiler) {
         profiler = new Session();
@@ -209,7 +226,6 @@ async function handle(request: ChildRequest): Promise<unknown> {
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await withModel?.worker.stop();
       await app.close();
       setImmediate(() => process.exit(0));
       return null;

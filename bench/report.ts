@@ -211,8 +211,8 @@ export function renderMarkdown(r: BenchResult): string {
       if (f.note) parts.push(f.note);
       if (f.drained)
         parts.push(
-          `the worker drained ${int(f.drained.count)} ${f.drained.unit} after the timed batches, p50 ${(f.drained.batchMs.p50 / 1000).toFixed(1)} s per batch ` +
-            `from its answer to an empty queue (${int(f.drained.perSec)} ${f.drained.unit}/s, polls every 2 s included; not in items/s)`,
+          `between the timed batches the worker drained their ${int(f.drained.count)} ${f.drained.unit}, p50 ${(f.drained.batchMs.p50 / 1000).toFixed(1)} s a batch ` +
+            `(${int(f.drained.perSec)} ${f.drained.unit}/s; not in items/s)`,
         );
       out.push(`- ${f.title}: ${parts.join('; ')}.`);
     }

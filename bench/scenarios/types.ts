@@ -80,7 +80,7 @@ export interface IngestScenario {
 export interface Drained {
   unit: string;
   count: number;
-  /** From the batch's answer until the last of it was done. */
+  /** How long the worker took over it (after the batch's answer). */
   ms: number;
 }
 
