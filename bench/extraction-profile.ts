@@ -14,6 +14,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { createEmbedder } from '../src/providers/create-embedder.js';
 import { loadWordVectors } from '../src/providers/embedding-cache.js';
 import type { CapturedStatement } from './capture.js';
@@ -24,7 +25,12 @@ import { startGateway } from './gateway-process.js';
 import { closeSharedAgent, describeError, gql } from './http-load.js';
 import { loadDataset } from './load.js';
 import { startModelStandIn } from './model-stand-in.js';
-import { ingestObservationsWithModel, ingestObservationsWithRules } from './scenarios/extraction.js';
+import {
+  MODEL_NAMESPACE,
+  RULES_NAMESPACE,
+  ingestObservationsWithModel,
+  ingestObservationsWithRules,
+} from './scenarios/extraction.js';
 import { ingestObservations } from './scenarios/ingest.js';
 import type { IngestScenario, ScenarioContext } from './scenarios/types.js';
 import { median } from './stats.js';
@@ -104,6 +110,7 @@ try {
     await scenario.setup?.(ctx);
     await send(scenario, 999, 50);
   }
+  let lastRulesBatch: CapturedStatement[] = [];
   type Timings = { batchMs: number[]; sqlMs: number[]; byName: Map<string, number[]> };
   const byScenario = new Map<string, Timings>();
   if (values.profile) mkdirSync(values.profile, { recursive: true });
@@ -124,6 +131,7 @@ try {
       await scenario.afterBatch?.(ctx, round);
       entry.sqlMs.push(summary.sumMs);
       const statements = (await gw.capturedStatements()) as CapturedStatement[];
+      if (scenario.name === ingestObservationsWithRules.name) lastRulesBatch = statements;
       const perName = new Map<string, number>();
       for (const s of statements) {
         const name = statementName(s.sql);
@@ -149,6 +157,31 @@ try {
     console.log('\ngateway CPU over the +rules batches (inclusive ms per round, heaviest functions):');
     for (const { fn, ms } of heaviest(values.profile, rounds).slice(0, 40))
       console.log(`  ${ms.toFixed(0).padStart(7)} ms  ${fn}`);
+  }
+  // Extraction names entities that later texts mention again: entity linking finds them.
+  const rows = await gw.query<{ namespace: string; entities: number; mentions: number }>(
+    `SELECT n.namespace,
+       (SELECT count(*)::int FROM entities e WHERE e.namespace = n.namespace) AS entities,
+       (SELECT count(*)::int FROM mentions m WHERE m.namespace = n.namespace) AS mentions
+     FROM unnest($1::text[]) AS n(namespace)`,
+    [['bench-ingest', RULES_NAMESPACE, MODEL_NAMESPACE]],
+  );
+  console.log('\nentities and mentions (entity links) per namespace at the end:');
+  for (const r of rows) console.log(`  ${r.namespace}: ${r.entities} entities, ${r.mentions} mentions`);
+  // The gazetteer look-up of the last +rules batch (a read: replayed as it ran, planned
+  // generically as the write transaction plans it).
+  const lookup = lastRulesBatch.find((st) => statementName(st.sql) === 'findNamedEntities');
+  if (lookup) {
+    console.log("\nEXPLAIN ANALYZE of the last +rules batch's findNamedEntities (generic plan):");
+    for (const line of await explainGeneric(lookup.sql, lookup.params)) console.log(`  ${line}`);
+    // The same names looked up in the dataset's namespace: what it costs where there are many entities.
+    const inDataset = lookup.params.map((v) => (v === RULES_NAMESPACE ? ds.namespace : v));
+    const entities = await gw.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM entities WHERE namespace = $1',
+      [ds.namespace],
+    );
+    console.log(`\nThe same look-up in the dataset's namespace (${entities[0]?.n ?? 0} entities):`);
+    for (const line of await explainGeneric(lookup.sql, inDataset)) console.log(`  ${line}`);
   }
   // The model queue's insert, on fresh job ids (rows of a finished batch's jobs, renamed).
   const payload = JSON.stringify(
@@ -177,9 +210,55 @@ try {
   await gw.query(`DELETE FROM extraction_jobs WHERE namespace = 'bench-explain'`);
   await gw.stop();
   closeSharedAgent();
+
+  /**
+   * EXPLAIN (ANALYZE, BUFFERS) of a statement as the write transaction runs it: prepared, with
+   * plan_cache_mode = force_generic_plan (EXPLAIN of the statement itself would plan it for
+   * its parameters' values).
+   */
+  async function explainGeneric(text: string, params: unknown[]): Promise<string[]> {
+    const steps = ['SET plan_cache_mode = force_generic_plan', `PREPARE bench_explain AS ${text}`];
+    // EXPLAIN takes no bind parameters: the values are written out as literals.
+    const execute = `EXPLAIN (ANALYZE, BUFFERS) EXECUTE bench_explain(${params.map(literal).join(', ')})`;
+    const undo = ['DEALLOCATE bench_explain', 'RESET plan_cache_mode'];
+    if (throwaway.location.backend === 'pglite') {
+      for (const step of steps) await gw.query(step);
+      try {
+        return (await gw.query<Record<string, string>>(execute)).map((r) => Object.values(r)[0]!);
+      } finally {
+        for (const step of undo) await gw.query(step);
+      }
+    }
+    // One connection of its own: a session's prepared statement and setting.
+    const client = new pg.Client({ connectionString: throwaway.location.url });
+    await client.connect();
+    try {
+      for (const step of steps) await client.query(step);
+      const { rows } = await client.query<Record<string, string>>(execute);
+      return rows.map((r) => Object.values(r)[0]!);
+    } finally {
+      await client.end();
+    }
+  }
 } finally {
   await model.close();
   await throwaway.destroy();
+}
+
+/** A parameter value as an SQL literal (strings, numbers, booleans, dates, arrays of them, JSON). */
+function literal(value: unknown): string {
+  const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'string') return quote(value);
+  if (value instanceof Date) return quote(value.toISOString());
+  if (Array.isArray(value)) {
+    const items = value.map((v) =>
+      v === null ? 'NULL' : `"${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`,
+    );
+    return quote(`{${items.join(',')}}`);
+  }
+  return quote(JSON.stringify(value));
 }
 
 /** Inclusive time per function (name and place) over the profiles, per round (ms). */
