@@ -2,7 +2,9 @@
  * The gateway under test, in its own process (so its RSS is its own): the real app and HTTP
  * server (`src/app.ts`, `src/http.ts`) on 127.0.0.1:0 over the run's throwaway database, with
  * SQL tracing on. The parent talks to it over IPC: statement capture and replay (the overhead
- * floor), a few SQL reads (counts, sizes), memory, stop.
+ * floor), a few SQL reads (counts, sizes), memory, stop. Started with MEMGATE_BENCH_MODEL_URL,
+ * it can also serve as a gateway with an OpenAI-compatible model configured at that URL, and
+ * run that gateway's model-extraction worker on request.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -21,6 +23,8 @@ import {
   enableTracing,
   startOtlpTracing,
 } from '../src/observability/tracing.js';
+import { ExtractionWorker } from '../src/modules/extraction/index.js';
+import { llmFor } from '../src/providers/llm.js';
 import { type Gateway, createGateway } from '../src/server.js';
 import { StatementCapture } from './capture.js';
 import { type Location, pgliteDir } from './database.js';
@@ -34,10 +38,23 @@ export type ChildRequest =
   | { type: 'memory' }
   /** Serve with metrics and tracing on or off (started with MEMGATE_BENCH_OBSERVABILITY=1). */
   | { type: 'observability'; on: boolean }
+  /** Serve as the gateway with a model configured or as the plain one (MEMGATE_BENCH_MODEL_URL). */
+  | { type: 'model-extraction'; on: boolean }
+  /** Run the model-extraction worker until nothing is ready (MEMGATE_BENCH_MODEL_URL). */
+  | { type: 'drain-extraction' }
   /** A V8 CPU profile of the gateway between the two requests (written as a .cpuprofile file). */
   | { type: 'profile-start' }
   | { type: 'profile-stop'; file: string }
   | { type: 'stop' };
+
+/** What one drain of the model-extraction queue did. */
+export interface ExtractionDrain {
+  rounds: number;
+  jobs: number;
+  facts: number;
+  /** Jobs given back (to retry later) or dead. */
+  failed: number;
+}
 
 export interface ChildMemory {
   /** User + system CPU time of the gateway process so far. */
@@ -73,6 +90,9 @@ const config = parseConfig({
 });
 const app = await createApp(config, { db: capture.db });
 const observed = process.env.MEMGATE_BENCH_OBSERVABILITY === '1' ? await observedGateway() : null;
+const withModel = process.env.MEMGATE_BENCH_MODEL_URL
+  ? modelGateway(process.env.MEMGATE_BENCH_MODEL_URL)
+  : null;
 let current: Gateway = app.gateway;
 const server = createHttpServer({
   // Either gateway, switched between runs: the same process, database and warm caches.
@@ -99,6 +119,43 @@ async function observedGateway(): Promise<{ gateway: Gateway; provider: TracerPr
   disableTracing();
   disableMetrics();
   return { gateway, provider };
+}
+
+/**
+ * A second gateway over the same app whose configuration names an OpenAI-compatible model at
+ * `url` (MEMGATE_LLM=openai:<name>, OPENAI_BASE_URL=url), as a gateway started with those
+ * settings is: its writes queue model extraction. Its worker (the one `createApp` would start)
+ * runs when asked to drain the queue: the rounds its poll loop runs, until nothing is ready.
+ */
+function modelGateway(url: string): { gateway: Gateway; worker: ExtractionWorker } {
+  const modelConfig = {
+    ...config,
+    llm: `openai:${process.env.MEMGATE_BENCH_MODEL ?? 'bench-extraction'}`,
+    openaiBaseUrl: url,
+  };
+  const llm = llmFor(modelConfig);
+  return {
+    gateway: createGateway({ ...app.deps, config: modelConfig }),
+    worker: new ExtractionWorker(capture.db, llm, app.deps.logger),
+  };
+}
+
+function switchModel(on: boolean): void {
+  if (!withModel) throw new Error('started without MEMGATE_BENCH_MODEL_URL');
+  current = on ? withModel.gateway : app.gateway;
+}
+
+async function drainExtraction(): Promise<ExtractionDrain> {
+  if (!withModel) throw new Error('started without MEMGATE_BENCH_MODEL_URL');
+  const drained: ExtractionDrain = { rounds: 0, jobs: 0, facts: 0, failed: 0 };
+  for (const outcome of await withModel.worker.drain(null)) {
+    drained.rounds += 1;
+    if (outcome.kind === 'idle') continue;
+    drained.jobs += outcome.jobs;
+    if (outcome.kind === 'done') drained.facts += outcome.facts;
+    else drained.failed += outcome.jobs;
+  }
+  return drained;
 }
 
 function switchObservability(on: boolean): void {
@@ -145,6 +202,11 @@ async function handle(request: ChildRequest): Promise<unknown> {
     case 'observability':
       switchObservability(request.on);
       return null;
+    case 'model-extraction':
+      switchModel(request.on);
+      return null;
+    case 'drain-extraction':
+      return drainExtraction();
     case 'profile-start':
       if (!profiler) {
         profiler = new Session();

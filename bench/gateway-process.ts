@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CaptureSummary, ReplayResult } from './capture.js';
 import type { Location } from './database.js';
-import type { ChildMemory, ChildRequest } from './gateway-child.js';
+import type { ChildMemory, ChildRequest, ExtractionDrain } from './gateway-child.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -23,6 +23,13 @@ export interface GatewayProcess {
   memory(): Promise<ChildMemory>;
   /** Metrics and tracing on or off (a gateway started with MEMGATE_BENCH_OBSERVABILITY=1). */
   observability(on: boolean): Promise<void>;
+  /**
+   * Serve as the gateway with the model configured (on) or as the plain one (off); started
+   * with `processEnv.MEMGATE_BENCH_MODEL_URL`.
+   */
+  modelExtraction(on: boolean): Promise<void>;
+  /** Runs that gateway's model-extraction worker until nothing is ready. */
+  drainExtraction(): Promise<ExtractionDrain>;
   /** A CPU profile of the gateway from profileStart to profileStop, written to `file`. */
   profileStart(): Promise<void>;
   profileStop(file: string): Promise<void>;
@@ -108,6 +115,8 @@ export async function startGateway(
     query: (sql, params) => ask({ type: 'query', sql, params }),
     memory: () => ask<ChildMemory>({ type: 'memory' }),
     observability: (on) => ask<void>({ type: 'observability', on }),
+    modelExtraction: (on) => ask<void>({ type: 'model-extraction', on }),
+    drainExtraction: () => ask<ExtractionDrain>({ type: 'drain-extraction' }),
     profileStart: () => ask<void>({ type: 'profile-start' }),
     profileStop: (file) => ask<void>({ type: 'profile-stop', file }),
     async stop() {

@@ -22,11 +22,16 @@ export const BENCH_USAGE = `Usage: npm run bench -- [options]        (or: npx me
   --runs N                repeated runs per figure, medians reported (default 3; 1 with --quick)
   --concurrency 1,8,32    concurrent HTTP clients per read figure
   --batch N               items per ingest mutation (default 500; 100 with --quick)
+  --batches N             timed batches per ingest figure (default 3; 6 rounds for scenarios
+                          compared with recordObservations; 1 with --quick)
   --only a,b              only these scenarios (entity, search, context, typedContext, explore,
-                          neighbors, recordObservations, recordObservations+assertions,
+                          neighbors, recordObservations, recordObservations+rules,
+                          recordObservations+model, recordObservations+assertions,
                           retainDocuments, assertFacts, bulkImport)
   --seed N                generator seed (default 42)
   --out DIR               results directory (default bench/results)
+  --label NAME            name the results NAME-<size>-<backend>.json and .md (a partial run,
+                          written beside the full-suite files instead of over them)
   --keep-db NAME          postgres: keep the loaded database NAME after the run and reuse it
                           on the next run with the same size and seed (skips the load; for
                           profiling, not for published figures)
@@ -34,6 +39,11 @@ export const BENCH_USAGE = `Usage: npm run bench -- [options]        (or: npx me
   --summary [FILE.json…]  only print one table across results files (default: bench/results/[SL]-*.json)
 
 Prints a Markdown table and writes <size>-<backend>.json and .md under the results directory.
+recordObservations+rules and recordObservations+model run only when named in --only; they run
+in alternating rounds with recordObservations (when it is named too) and report their rate ÷
+its rate; +model starts a local stand-in for an OpenAI-compatible model (nothing leaves the
+machine). E.g. --only recordObservations,recordObservations+rules,recordObservations+model
+--label extraction.
 No thresholds are asserted: the figures are for reading, not for failing.
 `;
 
@@ -97,6 +107,16 @@ export function parseBenchArgs(
         options.batchSize = positiveInt(flag, value());
         batchGiven = true;
         break;
+      case '--batches':
+        options.batches = positiveInt(flag, value());
+        break;
+      case '--label': {
+        const v = value();
+        if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(v))
+          throw new Error(`--label must be a plain file name, got ${v}`);
+        options.label = v;
+        break;
+      }
       case '--only':
         options.only = value()
           .split(',')

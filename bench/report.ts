@@ -6,6 +6,7 @@ import { round } from './stats.js';
 
 const ms = (v: number | null | undefined) => (v == null || !Number.isFinite(v) ? '–' : String(round(v)));
 const int = (v: number) => Math.round(v).toLocaleString('en-US');
+const signed = (v: number) => (v >= 0 ? `+${v}` : String(v));
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
 
 function table(header: string[], rows: (string | number)[][]): string {
@@ -153,6 +154,8 @@ export function renderMarkdown(r: BenchResult): string {
 
   if (r.ingest.length) {
     out.push('', '### Ingest through GraphQL mutations (one client, sequential batches)', '');
+    const compared = r.ingest.some((f) => f.baseline);
+    const databaseCpu = r.ingest.some((f) => f.databaseCpuMsPerItem !== undefined);
     out.push(
       table(
         [
@@ -163,8 +166,10 @@ export function renderMarkdown(r: BenchResult): string {
           'batch p50 ms',
           'batch p95 ms',
           'gateway CPU ms/item',
+          ...(databaseCpu ? ['database CPU ms/item'] : []),
           'SQL stmts/batch',
           '÷ hand-written floor',
+          ...(compared ? ['÷ baseline (paired by round)', 'CPU ÷ baseline'] : []),
           'rejected',
         ],
         r.ingest.map((f) => [
@@ -175,12 +180,48 @@ export function renderMarkdown(r: BenchResult): string {
           ms(f.batchMs.p50),
           ms(f.batchMs.p95),
           ms(f.cpuMsPerItem),
-          f.statementsPerBatch ?? '–',
+          ...(databaseCpu ? [ms(f.databaseCpuMsPerItem)] : []),
+          `${f.statementsPerBatch ?? '–'}${f.baseline?.extraStatements != null ? ` (${signed(f.baseline.extraStatements)})` : ''}`,
           f.floor ? `${f.floor.ratio.toFixed(2)}× (floor ${int(f.floor.perSec)}/s)` : '–',
+          ...(compared
+            ? [
+                f.baseline ? `${f.baseline.ratio.toFixed(3)}× (${f.baseline.pairedRatio.toFixed(3)}×)` : '–',
+                f.baseline ? `${f.baseline.cpuRatio.toFixed(3)}×` : '–',
+              ]
+            : []),
           f.rejected ? `${f.rejected}: ${f.firstRejection ?? ''}` : 0,
         ]),
       ),
     );
+    const notes = r.ingest.filter((f) => f.note || f.baseline || f.drained);
+    if (notes.length) out.push('');
+    if (compared)
+      out.push(
+        "÷ baseline: items/s ÷ the baseline scenario's (in brackets the median over rounds of the two batches' ratio); " +
+          `CPU ÷ baseline: CPU time per item (the gateway process's${databaseCpu ? " plus the database backends'" : ', database included'}) ÷ the baseline's, ` +
+          'a figure other processes competing for the cores move far less than the rate.',
+        '',
+      );
+    for (const f of notes) {
+      const parts: string[] = [];
+      if (f.baseline)
+        parts.push(
+          `measured in alternating rounds with ${f.baseline.name} (${int(f.baseline.perSec)} ${f.unit}/s), after one untimed warm-up batch each`,
+        );
+      if (f.note) parts.push(f.note);
+      if (f.drained)
+        parts.push(
+          `between the timed batches the worker drained their ${int(f.drained.count)} ${f.drained.unit}, p50 ${(f.drained.batchMs.p50 / 1000).toFixed(1)} s a batch ` +
+            `(${int(f.drained.perSec)} ${f.drained.unit}/s; not in items/s)`,
+        );
+      out.push(`- ${f.title}: ${parts.join('; ')}.`);
+    }
+    if (m.modelGatewayEnv)
+      out.push(
+        `- Model-configured gateway (same process and database): ${Object.entries(m.modelGatewayEnv)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ')} (a local stand-in that answers at once).`,
+      );
   }
 
   out.push(
@@ -256,7 +297,8 @@ function topPhases(r: BenchResult): string {
 /** Writes `<name>.json` and `<name>.md` atomically; returns their paths. */
 export function writeResults(r: BenchResult, dir: string): { json: string; md: string } {
   mkdirSync(dir, { recursive: true });
-  const name = r.meta.quick ? `quick-${r.meta.backend}` : `${r.meta.size.name}-${r.meta.backend}`;
+  const run = r.meta.quick ? `quick-${r.meta.backend}` : `${r.meta.size.name}-${r.meta.backend}`;
+  const name = r.meta.label ? `${r.meta.label}-${run}` : run;
   const json = join(dir, `${name}.json`);
   const md = join(dir, `${name}.md`);
   writeAtomic(json, `${JSON.stringify(r, null, 2)}\n`);

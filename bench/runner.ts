@@ -13,9 +13,11 @@ import { parseConfig } from '../src/config.js';
 import { createEmbedder } from '../src/providers/create-embedder.js';
 import { loadWordVectors } from '../src/providers/embedding-cache.js';
 import { resolveSettings } from '../src/modules/retrieval/pipeline/settings.js';
+import { backendCpu, backendCpuSpent } from './backend-cpu.js';
 import { type BenchBackend, createThrowaway, markLoaded, pgliteDir } from './database.js';
 import { Dataset, SIZES, type SizeName, type SizeSpec } from './generate.js';
 import { startGateway } from './gateway-process.js';
+import { type ModelStandIn, startModelStandIn } from './model-stand-in.js';
 import { type HnswRecall, measureHnswRecall } from './hnsw-recall.js';
 import { closeSharedAgent, describeError, gql, runLoad } from './http-load.js';
 import { type LoadReport, loadDataset } from './load.js';
@@ -27,6 +29,7 @@ import {
 } from './observability-overhead.js';
 import { type Latency, latency, median } from './stats.js';
 import {
+  type Drained,
   type IngestScenario,
   type ReadScenario,
   type Scenario,
@@ -37,6 +40,8 @@ import { SCENARIOS } from './scenarios/index.js';
 import { TextModel } from './text-model.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** The model name the stand-in answers as. */
+const STAND_IN_MODEL = 'bench-extraction';
 
 export interface BenchOptions {
   size: SizeName;
@@ -48,6 +53,13 @@ export interface BenchOptions {
   concurrency: number[];
   /** Items per ingest mutation (500; 100 with --quick). */
   batchSize: number;
+  /**
+   * Timed batches per ingest figure (default 3, and 6 for scenarios measured in rounds against
+   * a baseline; 1 with --quick).
+   */
+  batches?: number | undefined;
+  /** Prefix of the results files' names (a partial run written beside the full-suite files). */
+  label?: string | undefined;
   /** Scenario names to run (all when empty). */
   only: string[];
   cacheDir: string;
@@ -120,6 +132,10 @@ export interface IngestFigure {
   statementsPerBatch: number | null;
   /** Gateway-process CPU time per item (PGlite: database included). */
   cpuMsPerItem: number;
+  /** PostgreSQL: CPU time per item of the server's backends serving the database (a local server). */
+  databaseCpuMsPerItem?: number;
+  /** Each timed batch's time, in the order run (ms). */
+  perBatchMs?: number[];
   derived?: { unit: string; count: number; perSec: number };
   /** The same rows inserted by hand (multi-row INSERTs): their rate, and perSec ÷ that rate. */
   floor?: { perSec: number; ratio: number };
@@ -127,6 +143,23 @@ export interface IngestFigure {
   phases?: Record<string, number>;
   /** The gateway process's peak resident memory when the scenario ended (PGlite: database included). */
   peakRssMB?: number;
+  /** What the scenario's set-up prepared (a pack, a model stand-in). */
+  note?: string;
+  /**
+   * Against the scenario it is compared with, measured in alternating rounds: perSec ÷ its
+   * perSec, the median over rounds of the two batches' rate ratio, CPU per item ÷ its (the
+   * gateway's, plus the database backends' on PostgreSQL), and the statements per batch added.
+   */
+  baseline?: {
+    name: string;
+    perSec: number;
+    ratio: number;
+    pairedRatio: number;
+    cpuRatio: number;
+    extraStatements: number | null;
+  };
+  /** Work the batches left to a background worker, drained after each batch (not in perSec). */
+  drained?: { unit: string; count: number; ms: number; perSec: number; batchMs: Latency };
 }
 
 export interface BenchResult {
@@ -155,6 +188,10 @@ export interface BenchResult {
     batchSize: number;
     /** Settings the gateway ran with that differ from the defaults. */
     gatewayEnv: Record<string, string>;
+    /** Settings of the second, model-configured gateway in the same process (model scenarios). */
+    modelGatewayEnv?: Record<string, string>;
+    /** The results files' name prefix (partial runs). */
+    label?: string;
   };
   load: LoadReport;
   embedding: { model: string; dimensions: number; textsPerSec: number; runs: number };
@@ -189,8 +226,9 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
   const { schema } = await import('../src/schema/index.js');
   const runnable: Scenario[] = [];
   for (const scenario of SCENARIOS) {
-    if (options.only.length && !options.only.includes(scenario.name)) continue;
-    const docs = [scenario.document, ...(scenario.kind === 'read' ? (scenario.setupDocuments ?? []) : [])];
+    const optIn = scenario.kind === 'ingest' && scenario.optIn;
+    if (options.only.length ? !options.only.includes(scenario.name) : optIn) continue;
+    const docs = [scenario.document, ...(scenario.setupDocuments ?? [])];
     const problems = docs.flatMap((d) => validate(schema, parse(d)).map((e) => e.message));
     if (problems.length) {
       skipped.push({
@@ -227,6 +265,7 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
   );
   let gateway: Awaited<ReturnType<typeof startGateway>> | null = null;
   let sink: OtlpSink | null = null;
+  let model: ModelStandIn | null = null;
   // Interrupted (Ctrl-C, a CI timeout): still stop the gateway and delete the database.
   const onSignal = (signal: NodeJS.Signals) => {
     log(`${signal}: stopping the gateway and deleting the throwaway database`);
@@ -304,15 +343,25 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
       log(`gateway: MEMGATE_MAX_DEPTH=${neededDepth} (default ${defaultDepth})`);
     log('starting the gateway process');
     sink = await startOtlpSink();
+    // Scenarios of model extraction: a local stand-in answers the model of a second gateway in
+    // the child, configured as MEMGATE_LLM and OPENAI_BASE_URL would configure it.
+    let modelGatewayEnv: Record<string, string> | undefined;
+    if (runnable.some((s) => s.kind === 'ingest' && s.model)) {
+      model = await startModelStandIn();
+      modelGatewayEnv = { MEMGATE_LLM: `openai:${STAND_IN_MODEL}`, OPENAI_BASE_URL: model.url };
+      log(`model stand-in on ${model.url}`);
+    }
     // Metrics and tracing stay off except in the on/off comparison (measureObservability).
     gateway = await startGateway(throwaway.location, options.cacheDir, gatewayEnv, {
       MEMGATE_BENCH_OBSERVABILITY: '1',
       OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+      ...(model ? { MEMGATE_BENCH_MODEL_URL: model.url, MEMGATE_BENCH_MODEL: STAND_IN_MODEL } : {}),
     });
     const gw = gateway;
     log(`gateway on ${gw.url} (pid ${gw.pid}, up in ${(gw.startMs / 1000).toFixed(1)} s)`);
     const ctx: ScenarioContext = {
       ds,
+      backend: options.backend,
       quick: options.quick,
       gateway: gw,
       gql: (q, v) => gql(gw.url, q, v),
@@ -334,11 +383,22 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
     const observability = await measureObservability(observed, ctx, options.quick, log);
     log(`  OTLP sink received ${sink.requests} exports, ${Math.round(sink.bytes / 1024)} KiB`);
     const ingest: IngestFigure[] = [];
-    for (const scenario of runnable.filter((s): s is IngestScenario => s.kind === 'ingest')) {
+    const ingestScenarios = runnable.filter((s): s is IngestScenario => s.kind === 'ingest');
+    const skip = (name: string, error: unknown) => {
+      const reason = error instanceof SkipScenario ? error.message : `failed: ${String(error)}`;
+      skipped.push({ name, reason });
+      log(`skip ${name}: ${reason}`);
+    };
+    for (const scenario of ingestScenarios) {
+      // A scenario compared with another runs in that one's rounds.
+      if (scenario.baseline && ingestScenarios.some((s) => s.name === scenario.baseline)) continue;
+      const compared = ingestScenarios.filter((s) => s.baseline === scenario.name);
+      if (compared.length > 0) {
+        ingest.push(...(await runCompared([scenario, ...compared], ctx, options, log, skip)));
+        continue;
+      }
       const figure = await runIngest(scenario, ctx, options, log).catch((error: unknown) => {
-        const reason = error instanceof SkipScenario ? error.message : `failed: ${String(error)}`;
-        skipped.push({ name: scenario.name, reason });
-        log(`skip ${scenario.name}: ${reason}`);
+        skip(scenario.name, error);
         return null;
       });
       if (figure) ingest.push(figure);
@@ -387,6 +447,8 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
         concurrency: options.concurrency,
         batchSize: options.batchSize,
         gatewayEnv,
+        ...(modelGatewayEnv ? { modelGatewayEnv } : {}),
+        ...(options.label ? { label: options.label } : {}),
       },
       load,
       embedding,
@@ -411,6 +473,7 @@ export async function runBench(options: BenchOptions, log: Log): Promise<BenchRe
     process.off('SIGTERM', onSignal);
     if (gateway) await gateway.stop().catch(() => undefined);
     await sink?.close();
+    await model?.close();
     await throwaway
       .destroy()
       .catch((error: unknown) => log(`could not delete the throwaway database: ${String(error)}`));
@@ -562,6 +625,29 @@ async function measureOverhead(
   };
 }
 
+/** Timed batches per ingest figure, and per scenario measured in rounds against a baseline. */
+const INGEST_BATCHES = 3;
+const COMPARED_ROUNDS = 6;
+/** Items of the untimed batch each compared scenario sends first (one-off costs: caches, plans). */
+const WARM_UP_ITEMS = 50;
+/** Batch number of that warm-up batch: its items' ids are the timed batches' neither. */
+const WARM_UP_BATCH = 999;
+
+/** One timed batch: its time, what the answer said, and what followed it untimed. */
+interface BatchSample {
+  ms: number;
+  items: number;
+  statements: number | null;
+  rejected: number;
+  firstRejection?: string;
+  /** Gateway-process CPU time during the request. */
+  cpuMs: number;
+  /** PostgreSQL: the database backends' CPU time during the request. */
+  databaseCpuMs?: number;
+  floorMs?: number;
+  drained?: Drained;
+}
+
 async function runIngest(
   scenario: IngestScenario,
   ctx: ScenarioContext,
@@ -569,70 +655,212 @@ async function runIngest(
   log: Log,
 ): Promise<IngestFigure> {
   if (scenario.run) return runWhole(scenario, ctx, options, log);
-  const batches = options.quick ? 1 : 3;
-  const size = options.batchSize;
-  const times: number[] = [];
-  const rates: number[] = [];
-  const statements: number[] = [];
-  const floorMs: number[] = [];
-  let items = 0;
-  let rejected = 0;
-  let firstRejection: string | undefined;
-  const cpuBefore = (await ctx.gateway.memory()).cpuMs;
-  for (let b = 0; b < batches; b++) {
-    const batch = scenario.batch(ctx.ds, b, size);
+  const note = scenario.setup ? await scenario.setup(ctx) : undefined;
+  const batches = options.batches ?? (options.quick ? 1 : INGEST_BATCHES);
+  const samples: BatchSample[] = [];
+  for (let b = 0; b < batches; b++) samples.push(await timedBatch(scenario, ctx, b, options.batchSize));
+  const figure = await figureOf(scenario, ctx, samples, options.batchSize, note);
+  logIngest(figure, log);
+  return figure;
+}
+
+/**
+ * A baseline and the scenarios compared with it: each set up and warmed with one small untimed
+ * batch, then timed in rounds of one batch each, the order rotating from round to round, so
+ * that a change in the machine's load falls on all of them alike. A scenario that fails is
+ * dropped (and reported skipped); the others go on.
+ */
+async function runCompared(
+  group: IngestScenario[],
+  ctx: ScenarioContext,
+  options: BenchOptions,
+  log: Log,
+  skip: (name: string, error: unknown) => void,
+): Promise<IngestFigure[]> {
+  const active: { scenario: IngestScenario; note?: string; samples: BatchSample[]; derivedBefore: number }[] =
+    [];
+  for (const scenario of group) {
+    try {
+      const note = scenario.setup ? await scenario.setup(ctx) : undefined;
+      await timedBatch(scenario, ctx, WARM_UP_BATCH, Math.min(WARM_UP_ITEMS, options.batchSize));
+      // What the warm-up derived is not the timed batches' to count.
+      const derivedBefore = scenario.derived ? ((await scenario.derived(ctx))?.count ?? 0) : 0;
+      active.push({ scenario, ...(note ? { note } : {}), samples: [], derivedBefore });
+    } catch (error) {
+      skip(scenario.name, error);
+    }
+  }
+  const rounds = options.batches ?? (options.quick ? 1 : COMPARED_ROUNDS);
+  log(`  ${active.map((a) => a.scenario.name).join(', ')}: ${rounds} alternating rounds`);
+  for (let round = 0; round < rounds; round++) {
+    const order = active.map((_, k) => active[(round + k) % active.length]!);
+    for (const entry of order) {
+      try {
+        entry.samples.push(await timedBatch(entry.scenario, ctx, round, options.batchSize));
+      } catch (error) {
+        skip(entry.scenario.name, error);
+        active.splice(active.indexOf(entry), 1);
+      }
+    }
+  }
+  const figures: IngestFigure[] = [];
+  for (const entry of active) {
+    figures.push(
+      await figureOf(entry.scenario, ctx, entry.samples, options.batchSize, entry.note, entry.derivedBefore),
+    );
+  }
+  for (const [k, figure] of figures.entries()) {
+    const base = figures.find((f) => f.name === active[k]!.scenario.baseline);
+    const baseSamples = active.find((a) => a.scenario.name === base?.name)?.samples;
+    if (base && baseSamples) {
+      const own = active[k]!.samples;
+      figure.baseline = {
+        name: base.name,
+        perSec: base.perSec,
+        ratio: figure.perSec / base.perSec,
+        pairedRatio: median(own.map((s, r) => baseSamples[r]!.ms / s.ms)),
+        cpuRatio: totalCpu(figure) / totalCpu(base),
+        extraStatements:
+          figure.statementsPerBatch !== null && base.statementsPerBatch !== null
+            ? figure.statementsPerBatch - base.statementsPerBatch
+            : null,
+      };
+    }
+    logIngest(figure, log);
+  }
+  return figures;
+}
+
+/** CPU per item: the gateway's, plus the database backends' where they are measured. */
+function totalCpu(f: IngestFigure): number {
+  return f.cpuMsPerItem + (f.databaseCpuMsPerItem ?? 0);
+}
+
+/** Batch `b` of the scenario, timed; a failing first batch skips the scenario. */
+async function timedBatch(
+  scenario: IngestScenario,
+  ctx: ScenarioContext,
+  b: number,
+  size: number,
+): Promise<BatchSample> {
+  const batch = scenario.batch(ctx.ds, b, size);
+  await scenario.beforeBatch?.(ctx);
+  let answer: Awaited<ReturnType<ScenarioContext['gql']>>;
+  let ms: number;
+  let cpuMs: number;
+  let databaseCpuMs: number | undefined;
+  try {
+    const backendsBefore = ctx.backend === 'postgres' ? await backendCpu(ctx.gateway) : null;
+    const cpuBefore = (await ctx.gateway.memory()).cpuMs;
     const t = performance.now();
-    const answer = await ctx.gql(scenario.document, batch.variables);
-    const ms = performance.now() - t;
+    answer = await ctx.gql(scenario.document, batch.variables);
+    ms = performance.now() - t;
+    cpuMs = (await ctx.gateway.memory()).cpuMs - cpuBefore;
+    const backendsAfter = backendsBefore ? await backendCpu(ctx.gateway) : null;
+    if (backendsBefore && backendsAfter) databaseCpuMs = backendCpuSpent(backendsBefore, backendsAfter);
     if (answer.status !== 200 || answer.errors?.length) {
-      if (b === 0) throw new SkipScenario(`errors on the first batch: ${describeError(answer)}`);
+      if (b === 0 || b === WARM_UP_BATCH)
+        throw new SkipScenario(`errors on the first batch: ${describeError(answer)}`);
       throw new Error(`batch ${b}: ${describeError(answer)}`);
     }
-    const payload = Object.values(answer.data ?? {})[0] as
-      | { rejected?: number; results?: { status: string; code?: string; message?: string }[] }
-      | undefined;
-    rejected += payload?.rejected ?? 0;
-    const bad = payload?.results?.find((r) => r.status === 'REJECTED');
-    if (bad && !firstRejection) firstRejection = `${bad.code ?? ''} ${bad.message ?? ''}`.trim();
-    if (answer.extensions?.sql) statements.push(answer.extensions.sql.statements);
-    times.push(ms);
-    rates.push((batch.items / ms) * 1000);
-    items += batch.items;
-    if (scenario.floor) floorMs.push(await scenario.floor(ctx, b));
+  } catch (error) {
+    // Whatever `beforeBatch` switched is switched back.
+    await scenario.afterBatch?.(ctx, b).catch(() => undefined);
+    throw error;
   }
-  const total = times.reduce((a, b) => a + b, 0);
-  const cpuMs = (await ctx.gateway.memory()).cpuMs - cpuBefore;
-  const derivedCount = scenario.derived ? await scenario.derived(ctx) : null;
+  const drained = await scenario.afterBatch?.(ctx, b);
+  const payload = Object.values(answer.data ?? {})[0] as
+    | { rejected?: number; results?: { status: string; code?: string; message?: string }[] }
+    | undefined;
+  const bad = payload?.results?.find((r) => r.status === 'REJECTED');
+  return {
+    ms,
+    items: batch.items,
+    statements: answer.extensions?.sql?.statements ?? null,
+    rejected: payload?.rejected ?? 0,
+    ...(bad ? { firstRejection: `${bad.code ?? ''} ${bad.message ?? ''}`.trim() } : {}),
+    cpuMs,
+    ...(databaseCpuMs !== undefined ? { databaseCpuMs } : {}),
+    ...(scenario.floor && b !== WARM_UP_BATCH ? { floorMs: await scenario.floor(ctx, b) } : {}),
+    ...(drained ? { drained } : {}),
+  };
+}
+
+async function figureOf(
+  scenario: IngestScenario,
+  ctx: ScenarioContext,
+  samples: BatchSample[],
+  size: number,
+  note: string | undefined,
+  /** Of the derived count, what was there before the timed batches. */
+  derivedBefore = 0,
+): Promise<IngestFigure> {
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  const times = samples.map((s) => s.ms);
+  const total = sum(times);
+  const items = sum(samples.map((s) => s.items));
+  const statements = samples.flatMap((s) => (s.statements === null ? [] : [s.statements]));
+  const rejected = sum(samples.map((s) => s.rejected));
+  const firstRejection = samples.find((s) => s.firstRejection)?.firstRejection;
+  const derivedTotal = scenario.derived ? await scenario.derived(ctx) : null;
+  const derivedCount = derivedTotal ? { ...derivedTotal, count: derivedTotal.count - derivedBefore } : null;
   const figure: IngestFigure = {
     name: scenario.name,
     title: scenario.title,
     unit: scenario.unit,
-    batches,
+    batches: samples.length,
     batchSize: size,
     items,
     perSec: (items / total) * 1000,
-    perSecMedianBatch: median(rates),
+    perSecMedianBatch: median(samples.map((s) => (s.items / s.ms) * 1000)),
     batchMs: latency(times),
     rejected,
     ...(firstRejection ? { firstRejection } : {}),
     statementsPerBatch: statements.length ? median(statements) : null,
-    cpuMsPerItem: cpuMs / Math.max(1, items),
+    cpuMsPerItem: sum(samples.map((s) => s.cpuMs)) / Math.max(1, items),
+    ...(samples.every((s) => s.databaseCpuMs !== undefined)
+      ? { databaseCpuMsPerItem: sum(samples.map((s) => s.databaseCpuMs!)) / Math.max(1, items) }
+      : {}),
+    perBatchMs: times,
     ...(derivedCount ? { derived: { ...derivedCount, perSec: (derivedCount.count / total) * 1000 } } : {}),
+    ...(note ? { note } : {}),
   };
-  const floorTotal = floorMs.reduce((a, b) => a + b, 0);
+  const floorMs = samples.flatMap((s) => (s.floorMs === undefined ? [] : [s.floorMs]));
+  const floorTotal = sum(floorMs);
   if (floorMs.length > 0 && Number.isFinite(floorTotal) && floorTotal > 0) {
     const perSec = (items / floorTotal) * 1000;
     figure.floor = { perSec, ratio: figure.perSec / perSec };
   }
+  const drained = samples.flatMap((s) => (s.drained ? [s.drained] : []));
+  if (drained.length > 0) {
+    const count = sum(drained.map((d) => d.count));
+    const ms = sum(drained.map((d) => d.ms));
+    figure.drained = {
+      unit: drained[0]!.unit,
+      count,
+      ms,
+      perSec: (count / ms) * 1000,
+      batchMs: latency(drained.map((d) => d.ms)),
+    };
+  }
+  return figure;
+}
+
+function logIngest(figure: IngestFigure, log: Log): void {
   log(
-    `  ${scenario.name}: ${figure.perSec.toFixed(0)} ${scenario.unit}/s` +
+    `  ${figure.name}: ${figure.perSec.toFixed(0)} ${figure.unit}/s` +
       (figure.derived ? ` (${figure.derived.perSec.toFixed(0)} ${figure.derived.unit}/s)` : '') +
       (figure.floor
         ? `, ${figure.floor.ratio.toFixed(2)}× the hand-written floor (${figure.floor.perSec.toFixed(0)}/s)`
         : '') +
-      (rejected ? `, ${rejected} rejected (${firstRejection})` : ''),
+      (figure.baseline
+        ? `, ${figure.baseline.ratio.toFixed(3)}× ${figure.baseline.name} (paired ${figure.baseline.pairedRatio.toFixed(3)}×, CPU ${figure.baseline.cpuRatio.toFixed(3)}×, ${figure.baseline.extraStatements ?? '?'} statements more)`
+        : '') +
+      (figure.drained
+        ? `; ${figure.drained.count} ${figure.drained.unit} drained after the batches at ${figure.drained.perSec.toFixed(0)}/s`
+        : '') +
+      (figure.rejected ? `, ${figure.rejected} rejected (${figure.firstRejection})` : ''),
   );
-  return figure;
 }
 
 /** A scenario that runs itself (begin, many batches, finish): one figure for the whole run. */

@@ -3,6 +3,7 @@ import { bulkImport } from './bulk-import.js';
 import { context } from './context.js';
 import { entityLookup } from './entity-lookup.js';
 import { explore, exploreHubs } from './explore.js';
+import { ingestObservationsWithModel, ingestObservationsWithRules } from './extraction.js';
 import {
   ingestDocuments,
   ingestFacts,
@@ -24,6 +25,8 @@ export const SCENARIOS: readonly Scenario[] = [
   neighborhood,
   neighborhoodHubs,
   ingestObservations,
+  ingestObservationsWithRules,
+  ingestObservationsWithModel,
   ingestObservationsWithAssertions,
   ingestDocuments,
   ingestFacts,

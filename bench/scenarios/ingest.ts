@@ -14,8 +14,20 @@ function ingestKey(kind: string, n: number): string {
   return `${kind}:ing${n % 3000}`;
 }
 
-export function observationInput(ds: Dataset, b: number, i: number, withAssertions: boolean, prefix = '') {
-  const rng = ds.ingestRng(b * 100_003 + i + (withAssertions ? 50_000_000 : 0));
+/**
+ * Observation `i` of batch `b`. `stream` picks the generator stream: scenarios compared with one
+ * another write texts of their own, since a text written twice embeds to the same vector and
+ * pgvector's HNSW insert of an exact duplicate skips the graph search (see ingest-floor.ts).
+ */
+export function observationInput(
+  ds: Dataset,
+  b: number,
+  i: number,
+  withAssertions: boolean,
+  prefix = '',
+  stream = withAssertions ? 50_000_000 : 0,
+) {
+  const rng = ds.ingestRng(b * 100_003 + i + stream);
   const topic = rng.int(ds.text.topicCount());
   const actor = ingestKey('person', rng.int(3000));
   const occurredAt = new Date(EPOCH - rng.int(365) * DAY + i * 1000).toISOString();

@@ -3,12 +3,14 @@
  * the schema first and skips it, with the validation message as the note, when a field it
  * needs has not landed yet — so the suite runs today and grows as the API does.
  */
+import type { BenchBackend } from '../database.js';
 import type { Dataset } from '../generate.js';
 import type { GatewayProcess } from '../gateway-process.js';
 import type { GqlAnswer } from '../http-load.js';
 
 export interface ScenarioContext {
   ds: Dataset;
+  backend: BenchBackend;
   quick: boolean;
   gateway: GatewayProcess;
   gql(query: string, variables?: Record<string, unknown>): Promise<GqlAnswer>;
@@ -54,6 +56,32 @@ export interface IngestScenario {
   floor?(ctx: ScenarioContext, b: number): Promise<number>;
   /** A whole run of its own instead of `batches` × `batch` (the bulk import: begin, load, finish). */
   run?(ctx: ScenarioContext, batchSize: number): Promise<IngestRun>;
+  /** Operations sent by `setup`; validated like `document`. */
+  setupDocuments?: string[];
+  /** Prepares the namespace through the API (a pack, settings); may return a note for the report. */
+  setup?(ctx: ScenarioContext): Promise<string | undefined>;
+  /**
+   * The scenario this one is compared with: when both run, their batches alternate in rounds
+   * (so drift in the machine's load falls on both alike) and the figure carries its rate ÷ the
+   * baseline's, overall and paired by round.
+   */
+  baseline?: string;
+  /** Runs only when named in --only (not in the full suite). */
+  optIn?: boolean;
+  /** Needs the gateway started with a model configured (the local stand-in). */
+  model?: boolean;
+  /** Before each timed batch, untimed (switch the gateway the batch is sent to…). */
+  beforeBatch?(ctx: ScenarioContext): Promise<void>;
+  /** After each timed batch, untimed: the work the batch left to a background worker, drained. */
+  afterBatch?(ctx: ScenarioContext, b: number): Promise<Drained | undefined>;
+}
+
+/** Work a batch left to a background worker (model-extraction jobs), drained after the batch. */
+export interface Drained {
+  unit: string;
+  count: number;
+  /** How long the worker took over it (after the batch's answer). */
+  ms: number;
 }
 
 /** What a scenario with its own `run` measured. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNKS_PER_INSERT } from '../../src/modules/documents/store/document-batch-store.js';
+import { startFakeOpenAI } from '../helpers/fake-openai.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 
 const NS = 'write-statements';
@@ -26,8 +27,9 @@ describe('batch writes: SQL statements per batch do not grow with the number of 
     query: string,
     variables: Record<string, unknown>,
     items: number,
+    on: TestGateway = gw,
   ): Promise<number> => {
-    const res = await gw.gql<Record<string, { accepted: number; rejected: number }>>(query, variables);
+    const res = await on.gql<Record<string, { accepted: number; rejected: number }>>(query, variables);
     expect(res.errors).toBeUndefined();
     expect(res.data![field]!.rejected).toBe(0);
     expect(res.data![field]!.accepted).toBe(items);
@@ -128,6 +130,43 @@ describe('batch writes: SQL statements per batch do not grow with the number of 
     );
     expect(large).toBe(small);
     expect(large).toBeLessThanOrEqual(MAX_STATEMENTS);
+  });
+
+  it('recordObservations with a model configured: queueing model extraction adds one statement at most', async () => {
+    // The model is a local stand-in that must not be called: the write path only queues.
+    const fake = await startFakeOpenAI();
+    const withModel = await startTestGateway(
+      { MEMGATE_LLM: 'openai:statements-test', OPENAI_BASE_URL: fake.url },
+      { extractionWorker: false } as never,
+    );
+    try {
+      const ns = `${NS}-model`;
+      const count = (on: TestGateway, run: string, n: number) =>
+        statementsOf('recordObservations', RECORD, { ns, o: observations(run, n, false) }, n, on);
+      const offSmall = await count(gw, 'ms', 10);
+      const offLarge = await count(gw, 'ml', 500);
+      const onSmall = await count(withModel, 'ms', 10);
+      const onLarge = await count(withModel, 'ml', 500);
+      expect(onLarge).toBe(onSmall);
+      expect(onSmall - offSmall).toBeGreaterThanOrEqual(0);
+      expect(onSmall - offSmall).toBeLessThanOrEqual(1);
+      expect(onLarge - offLarge).toBeGreaterThanOrEqual(0);
+      expect(onLarge - offLarge).toBeLessThanOrEqual(1);
+      // Every observation was queued; with no model configured, none.
+      const jobs = async (on: TestGateway) =>
+        (
+          await on.db.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM extraction_jobs WHERE namespace = $1',
+            [ns],
+          )
+        ).rows[0]!.n;
+      expect(await jobs(withModel)).toBe(510);
+      expect(await jobs(gw)).toBe(0);
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await withModel.close();
+      await fake.close();
+    }
   });
 
   it('recordObservations with 1 entity + 2 facts each', async () => {
