@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { exitOf, killGatewayProcesses, startGatewayProcess } from '../helpers/gateway-process.js';
 import type { Database } from '../../src/db/database.js';
 import { openPglite } from '../../src/db/pglite-database.js';
 import { openPostgres } from '../../src/db/postgres-database.js';
@@ -13,7 +13,7 @@ import {
   extractionMessages,
   startFakeOpenAI,
 } from '../helpers/fake-openai.js';
-import { TEST_EMBEDDING, openTestDatabase, pgliteTemplatePath } from '../helpers/test-database.js';
+import { openTestDatabase, pgliteTemplatePath } from '../helpers/test-database.js';
 import { RECORD } from '../graphql/extraction-fixture.js';
 
 /**
@@ -114,33 +114,6 @@ async function using<T>(location: Location, read: (db: Database) => Promise<T>):
   }
 }
 
-const children: ChildProcess[] = [];
-
-/** Starts `src/main.ts` and resolves with its GraphQL URL once it logs that it listens. */
-function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const childEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    MEMGATE_EMBEDDER: TEST_EMBEDDING.model,
-    MEMGATE_LOG_LEVEL: 'info',
-    MEMGATE_PORT: '0',
-    ...env,
-  };
-  if (!env.DATABASE_URL) delete childEnv.DATABASE_URL;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: childEnv });
-    children.push(child);
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /"msg":"memgate listening","url":"([^"]+)"/.exec(out);
-      if (m) resolve({ child, url: m[1]! });
-    });
-    child.stderr!.on('data', (d) => (err += d));
-    child.on('close', (code) => reject(new Error(`server exited ${code}: ${err}`)));
-  });
-}
-
 async function gql<T>(
   url: string,
   query: string,
@@ -182,13 +155,6 @@ async function waitFor<T>(read: () => Promise<T>, until: (value: T) => boolean, 
   }
 }
 
-function exited(child: ChildProcess): Promise<NodeJS.Signals | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve(child.signalCode);
-    else child.on('exit', (_code, signal) => resolve(signal));
-  });
-}
-
 /** Jobs of the namespace by status, and the facts it holds. */
 async function jobsAndFacts(db: Database) {
   const jobs = await db.query<{ status: string; n: number }>(
@@ -212,9 +178,7 @@ async function jobsAndFacts(db: Database) {
   };
 }
 
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
+afterEach(killGatewayProcesses);
 
 describe('kill -9 during model extraction', () => {
   it('loses and duplicates nothing: a second gateway process finishes the queue, each fact once, citing its text', async () => {
@@ -232,7 +196,7 @@ describe('kill -9 during model extraction', () => {
       const env = { ...location.env, MEMGATE_LLM: 'openai:extract-test', OPENAI_BASE_URL: fake.url };
 
       const started = Date.now();
-      const first = await startServer(env);
+      const first = await startGatewayProcess(env);
       const ids: string[] = [];
       for (let from = 0; from < OBSERVATIONS; from += PER_REQUEST) {
         const items = Array.from({ length: PER_REQUEST }, (_, k) => observation(from + k));
@@ -258,7 +222,7 @@ describe('kill -9 during model extraction', () => {
         };
       });
       await killed;
-      expect(await exited(first.child)).toBe('SIGKILL');
+      expect((await exitOf(first.child)).signal).toBe('SIGKILL');
       const killedAt = Date.now();
 
       // The kill landed mid-queue, with one batch in flight that wrote nothing.
@@ -284,7 +248,7 @@ describe('kill -9 during model extraction', () => {
         );
       }
 
-      const second = await startServer(env);
+      const second = await startGatewayProcess(env);
       const after = await waitFor(
         () => status(second.url),
         (s) => s.queued === 0 && s.running === 0,
@@ -293,7 +257,7 @@ describe('kill -9 during model extraction', () => {
       expect(after).toEqual({ queued: 0, running: 0, done: OBSERVATIONS, failed: 0 });
       const finished = Date.now();
       second.child.kill('SIGTERM');
-      await exited(second.child);
+      (await exitOf(second.child)).signal;
 
       await using(location, async (db) => {
         const jobs = await db.query<{

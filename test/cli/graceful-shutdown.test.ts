@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { exitOf, killGatewayProcesses, startGatewayProcess } from '../helpers/gateway-process.js';
 import { type LiveResult, TRANSPORTS, subscribe, untilListening } from '../helpers/live.js';
 import { writeTokensFile } from '../helpers/principals.js';
-import { TEST_EMBEDDING, openTestDatabase } from '../helpers/test-database.js';
+import { openTestDatabase } from '../helpers/test-database.js';
 
 /**
  * SIGTERM to a gateway process with live subscriptions open (SSE and WebSocket): each ends with
@@ -13,11 +13,10 @@ import { TEST_EMBEDDING, openTestDatabase } from '../helpers/test-database.js';
  * waiting on the open streams until its 15-second deadline kills it with exit code 1.
  */
 
-const children: ChildProcess[] = [];
 const cleanups: (() => Promise<void> | void)[] = [];
 
 afterEach(async () => {
-  for (const child of children.splice(0)) child.kill('SIGKILL');
+  killGatewayProcesses();
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
@@ -30,39 +29,6 @@ async function location(): Promise<Record<string, string>> {
   const dir = mkdtempSync(join(tmpdir(), 'memgate-shutdown-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return { MEMGATE_DATA_DIR: join(dir, 'data') };
-}
-
-/** Starts `src/main.ts`; resolves with its GraphQL URL once it logs that it listens. */
-function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const childEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    MEMGATE_EMBEDDER: TEST_EMBEDDING.model,
-    MEMGATE_LOG_LEVEL: 'info',
-    MEMGATE_PORT: '0',
-    ...env,
-  };
-  if (!env.DATABASE_URL) delete childEnv.DATABASE_URL;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: childEnv });
-    children.push(child);
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /"msg":"memgate listening","url":"([^"]+)"/.exec(out);
-      if (m) resolve({ child, url: m[1]! });
-    });
-    child.stderr!.on('data', (d) => (err += d));
-    child.on('close', (code) => reject(new Error(`server exited ${code}: ${err}`)));
-  });
-}
-
-function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      resolve({ code: child.exitCode, signal: child.signalCode });
-    } else child.on('exit', (code, signal) => resolve({ code, signal }));
-  });
 }
 
 /** What a subscription gives next: an error code, or that it ended without one. */
@@ -81,7 +47,7 @@ describe('SIGTERM with live subscriptions open', () => {
     const { path, tokens } = writeTokensFile([
       { id: 'agent', read: ['live'], write: ['live'], scopes: ['*'] },
     ]);
-    const { child, url } = await startServer({ ...(await location()), MEMGATE_TOKENS_FILE: path });
+    const { child, url } = await startGatewayProcess({ ...(await location()), MEMGATE_TOKENS_FILE: path });
     const ping = async (n: number) => {
       const res = await fetch(url, {
         method: 'POST',

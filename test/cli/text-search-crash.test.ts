@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { exitOf, killGatewayProcesses, startGatewayProcess } from '../helpers/gateway-process.js';
 import type { Database } from '../../src/db/database.js';
 import { openPglite } from '../../src/db/pglite-database.js';
-import { TEST_EMBEDDING, openTestDatabase, pgliteTemplatePath } from '../helpers/test-database.js';
+import { openTestDatabase, pgliteTemplatePath } from '../helpers/test-database.js';
 
 /**
  * A change of a namespace's text-search language, interrupted by kill -9 of the real gateway
@@ -62,33 +62,6 @@ async function freshLocation(): Promise<{ env: Record<string, string>; cleanup()
   };
 }
 
-const children: ChildProcess[] = [];
-
-/** Starts `src/main.ts` and resolves with its GraphQL URL once it logs that it listens. */
-function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const childEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    MEMGATE_EMBEDDER: TEST_EMBEDDING.model,
-    MEMGATE_LOG_LEVEL: 'info',
-    MEMGATE_PORT: '0',
-    ...env,
-  };
-  if (!env.DATABASE_URL) delete childEnv.DATABASE_URL;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: childEnv });
-    children.push(child);
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /"msg":"memgate listening","url":"([^"]+)"/.exec(out);
-      if (m) resolve({ child, url: m[1]! });
-    });
-    child.stderr!.on('data', (d) => (err += d));
-    child.on('close', (code) => reject(new Error(`server exited ${code}: ${err}`)));
-  });
-}
-
 async function gql<T>(url: string, query: string): Promise<{ data?: T; errors?: unknown[] }> {
   const res = await fetch(url, {
     method: 'POST',
@@ -115,22 +88,13 @@ async function waitFor<T>(read: () => Promise<T>, until: (value: T) => boolean, 
   }
 }
 
-function exited(child: ChildProcess): Promise<NodeJS.Signals | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve(child.signalCode);
-    else child.on('exit', (_code, signal) => resolve(signal));
-  });
-}
-
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
+afterEach(killGatewayProcesses);
 
 describe('kill -9 during a text-search language change', () => {
   it('leaves the run RUNNING part-way; the next gateway process resumes it at start and ends DONE', async () => {
     const location = await freshLocation();
     try {
-      const first = await startServer(location.env);
+      const first = await startGatewayProcess(location.env);
       // The mutation answers once the whole namespace is re-derived: it never does here.
       const change = gql(
         first.url,
@@ -143,10 +107,10 @@ describe('kill -9 during a text-search language change', () => {
         'a re-derivation under way',
       );
       first.child.kill('SIGKILL');
-      expect(await exited(first.child)).toBe('SIGKILL');
+      expect((await exitOf(first.child)).signal).toBe('SIGKILL');
       expect(midway.reindex!.done).toBeLessThan(CHUNKS);
 
-      const second = await startServer(location.env);
+      const second = await startGatewayProcess(location.env);
       const after = await waitFor(
         () => status(second.url),
         (s) => s.reindex?.state !== 'RUNNING',
@@ -158,7 +122,7 @@ describe('kill -9 during a text-search language change', () => {
         reindex: { state: 'DONE', progress: 1, done: CHUNKS, total: CHUNKS },
       });
       second.child.kill('SIGTERM');
-      await exited(second.child);
+      (await exitOf(second.child)).signal;
     } finally {
       await location.cleanup();
     }
