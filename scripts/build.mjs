@@ -1,13 +1,15 @@
 // `npm run build`: compiles src/ to plain JavaScript in dist/ (types are checked by
 // `npm run typecheck`, so emitting skips the check) and copies the SQL migrations beside it.
-// dist/assets/ (derived by `npm run prepare`) survives a rebuild. Then the explorer page
-// (explorer/, served at /explore) is built into dist/explorer by Vite.
+// dist/assets/ (derived by `npm run prepare`) survives a rebuild. Then GraphiQL's assets are
+// written into dist/graphiql and the explorer page (explorer/, served at /explore) is built into
+// dist/explorer by Vite, both precompressed (brotli and gzip) for the server to send.
 import { execFileSync } from 'node:child_process';
 import { cpSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildExplorer } from './build-explorer.mjs';
+import { buildGraphiQL } from './build-graphiql.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
@@ -23,6 +25,7 @@ cpSync(join(root, 'src/kernel/store/migrations'), join(dist, 'kernel/store/migra
   filter: (path) => !path.includes('.') || path.endsWith('.sql'),
 });
 
+await buildGraphiQL();
 await buildExplorer();
 
 function safeList(dir) {

@@ -3,6 +3,7 @@ import type { Authenticate } from './auth/authenticate.js';
 import type { Database } from './db/database.js';
 import { BACKUP_PATH, handleBackup } from './http-backup.js';
 import { handleExplore, isExplorePath } from './http-explorer.js';
+import { handleGraphiQLAsset, isGraphiQLAssetPath } from './graphiql.js';
 import type { Logger } from './logger.js';
 import type { McpHttpHandler } from './mcp/http.js';
 import { withRequestSpan } from './observability/tracing.js';
@@ -20,13 +21,18 @@ export interface HttpOptions {
   requestTimeoutMs: number;
   /** Answers /mcp (Model Context Protocol over Streamable HTTP). */
   mcp?: McpHttpHandler;
+  /** Serve GraphiQL's assets under /graphiql/assets/ (where yoga serves its page: not in production). */
+  graphiql?: boolean;
 }
 
 const HEADERS_TIMEOUT_MS = 10_000;
 
-/** Routes /healthz, /readyz, /admin/backup, /explore and /mcp itself, refuses oversized bodies, and hands the rest to yoga. */
+/**
+ * Routes /healthz, /readyz, /admin/backup, /explore, /graphiql/assets and /mcp itself, refuses
+ * oversized bodies, and hands the rest to yoga.
+ */
 export function createHttpServer(options: HttpOptions): Server {
-  const { gateway, db, logger, maxBodyBytes, requestTimeoutMs, authenticate, mcp } = options;
+  const { gateway, db, logger, maxBodyBytes, requestTimeoutMs, authenticate, mcp, graphiql } = options;
   // A client that declares a body and never sends it (or trickles headers) is answered 408 and
   // cut off; Node checks the deadlines every `connectionsCheckingInterval`, hence the short one.
   const server = createServer({
@@ -55,10 +61,11 @@ export function createHttpServer(options: HttpOptions): Server {
       );
       return;
     }
-    if (isExplorePath(path)) {
+    if (isExplorePath(path) || (graphiql && isGraphiQLAssetPath(path))) {
       req.resume();
-      handleExplore(req, res, path).catch((error: unknown) => {
-        logger.error('explorer request failed', { error: String(error) });
+      const handle = isExplorePath(path) ? handleExplore : handleGraphiQLAsset;
+      handle(req, res, path).catch((error: unknown) => {
+        logger.error('static file request failed', { path, error: String(error) });
         if (!res.headersSent) res.writeHead(500);
         res.end();
       });

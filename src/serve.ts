@@ -24,6 +24,7 @@ export async function serve(config: Config): Promise<void> {
     logger,
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
+    graphiql: !config.production,
     mcp: createMcpHttpHandler({
       gateway: app.gateway,
       authenticate: app.authenticate,

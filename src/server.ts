@@ -9,6 +9,7 @@ import {
 import type { Principal } from './auth/principal.js';
 import { bindRequestPrincipal } from './auth/request-principal.js';
 import { type Context, createContext } from './context.js';
+import { GRAPHIQL_OPTIONS, renderGraphiQLPage, useGraphiQLPageHeaders } from './graphiql.js';
 import { errorFields } from './logger.js';
 import { observabilityPlugins } from './observability/plugins.js';
 import { schema } from './schema/index.js';
@@ -128,10 +129,9 @@ export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
     schema: gatewaySchema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: deps.config.production ? false : { title: 'memgate', defaultQuery: DEFAULT_QUERY },
-    // Loaded on the first GraphiQL page, not at start-up (it is ~0.2 s of module loading).
-    renderGraphiQL: async (graphiqlOptions) =>
-      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiqlOptions),
+    // A small page naming GraphiQL's built, precompressed assets (src/graphiql.ts).
+    graphiql: deps.config.production ? false : GRAPHIQL_OPTIONS,
+    renderGraphiQL: renderGraphiQLPage,
     logging: false,
     // Bodies are bounded before yoga sees them: http.ts reads at most MEMGATE_MAX_BODY_BYTES and
     // WebSocket messages are capped at the same size. yoga's own limit would pipe every body
@@ -177,6 +177,8 @@ export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
       useErrorCodes(),
       ...(deps.config.traceSql ? [useSqlTrace()] : []),
       ...(options.plugins ?? []),
+      // Last: it sees the response every other plugin has settled.
+      useGraphiQLPageHeaders(),
     ],
   });
 }
@@ -191,16 +193,3 @@ function hasCode(value: unknown): boolean {
 }
 
 export type Gateway = ReturnType<typeof createGateway>;
-
-const DEFAULT_QUERY = `# Welcome to memgate. Write an entity, then read it back.
-mutation Write {
-  upsertEntities(namespace: "demo", entities: [{ key: "alice", kind: "person", title: "Alice" }]) {
-    accepted
-    results { index status key }
-  }
-}
-
-query Read {
-  entity(namespace: "demo", key: "alice") { id key kind title }
-}
-`;

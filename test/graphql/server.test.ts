@@ -20,12 +20,16 @@ describe('the HTTP server', () => {
     expect(await ready.json()).toMatchObject({ status: 'ready' });
   });
 
-  it('serves GraphiQL with its assets inline (no CDN)', async () => {
+  it('serves GraphiQL with its assets from this origin (no CDN)', async () => {
     const res = await fetch(gw.url, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(200);
     const html = await res.text();
     expect(html).toMatch(/<html/i);
     expect(html).not.toMatch(/unpkg\.com|jsdelivr|cdnjs/);
+    for (const [, asset] of html.matchAll(/(?:src|href)="([^"]+)"/g)) {
+      expect(asset).toMatch(/^\/graphiql\/assets\//);
+      expect((await fetch(new URL(asset!, gw.url))).status).toBe(200);
+    }
   });
 
   it('speaks application/graphql-response+json', async () => {

@@ -69,6 +69,7 @@ export async function startTestGateway(
     logger: app.deps.logger,
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
+    graphiql: !config.production,
     mcp: createMcpHttpHandler({
       gateway: app.gateway,
       authenticate: app.authenticate,
