@@ -10,6 +10,7 @@ import type { Principal } from './auth/principal.js';
 import { bindRequestPrincipal } from './auth/request-principal.js';
 import { type Context, createContext } from './context.js';
 import { GRAPHIQL_OPTIONS, renderGraphiQLPage, useGraphiQLPageHeaders } from './graphiql.js';
+import { useResponseCompression } from './http-compression.js';
 import { errorFields } from './logger.js';
 import { observabilityPlugins } from './observability/plugins.js';
 import { schema } from './schema/index.js';
@@ -177,8 +178,9 @@ export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
       useErrorCodes(),
       ...(deps.config.traceSql ? [useSqlTrace()] : []),
       ...(options.plugins ?? []),
-      // Last: it sees the response every other plugin has settled.
+      // Last: they see the response every other plugin has settled.
       useGraphiQLPageHeaders(),
+      useResponseCompression(),
     ],
   });
 }
