@@ -17,6 +17,8 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: false,
+    // Assets stay files under /explore/assets/ (the icon included), never inlined as data: URLs.
+    assetsInlineLimit: 0,
     // cytoscape alone is ~400 kB minified; the gzipped budget is checked by the build script.
     chunkSizeWarningLimit: 1024,
   },

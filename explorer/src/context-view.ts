@@ -1,15 +1,18 @@
 import {
   ExplorerContextDocument,
   type ExplorerContextQuery,
+  ExplorerNodesDocument,
+  type ExplorerNodesQuery,
   ExplorerTraceDocument,
   type ContextStrategy,
 } from '../generated/graphql.js';
-import { type Child, h, mount, onSubmit } from './dom.js';
+import { type Child, excerpt, h, mount, onSubmit } from './dom.js';
 import type { Navigator } from './navigator.js';
 import { type Session, describeError } from './session.js';
 
 type Pack = ExplorerContextQuery['context'];
 type Item = Pack['sections'][number]['items'][number];
+type NodeOf = NonNullable<ExplorerNodesQuery['nodes'][number]>;
 
 /** One traced candidate (ContextTrace.decisions): what happened to it and why. */
 interface TracedDecision {
@@ -82,7 +85,8 @@ export function createContextView(session: Session, nav: Navigator) {
         traceId: context.traceId,
       });
       const decisions = (trace.contextTrace?.decisions ?? []) as TracedDecision[];
-      mount(out, renderPack(context, decisions, nav));
+      const labels = await labelsOf(session, context, decisions);
+      mount(out, renderPack(context, decisions, labels, nav));
     } catch (error) {
       mount(out, h('p', { class: 'error' }, describeError(error)));
     }
@@ -91,8 +95,67 @@ export function createContextView(session: Session, nav: Navigator) {
   return { element: root, setQuery: (q: string) => (query.value = q) };
 }
 
+/**
+ * A readable name for every candidate the trace names: the pack's own titles for what it
+ * served, and for what it left out the stored items behind the trace's Relay ids, read in one
+ * `nodes` request (null where one is gone or not readable: the row then says what it was).
+ */
+async function labelsOf(
+  session: Session,
+  pack: Pack,
+  decisions: TracedDecision[],
+): Promise<Map<string, string>> {
+  const labels = new Map<string, string>();
+  for (const item of pack.sections.flatMap((s) => s.items)) if (item.title) labels.set(item.id, item.title);
+  const ids = [
+    ...new Set(
+      decisions
+        .filter((d) => d.decision !== 'INCLUDED' && d.kind !== 'current' && d.kind !== 'session')
+        .map((d) => d.id)
+        .filter((id) => !labels.has(id)),
+    ),
+  ];
+  if (ids.length === 0) return labels;
+  const { nodes } = await session.client.request(ExplorerNodesDocument, { ids });
+  nodes.forEach((node, i) => {
+    const label = node && nodeLabel(node);
+    if (label) labels.set(ids[i]!, label);
+  });
+  return labels;
+}
+
+function nodeLabel(node: NodeOf): string | null {
+  switch (node.__typename) {
+    case 'Chunk': {
+      // A document's fragment by its heading; a message's by its first words.
+      const name = node.chunkTitle ?? node.node.title;
+      return node.heading ? `${name} › ${node.heading}` : `${name} — ${excerpt(node.text, 60)}`;
+    }
+    case 'Fact':
+      return `${node.subject.title} ${node.predicate} ${node.object.title}`;
+    case 'Entity':
+      return node.title;
+    case 'Observation':
+      return `${node.kind}: ${excerpt(node.content ?? '', 80)}`;
+    default:
+      return null;
+  }
+}
+
+/** What a left-out row is called when its item is gone or not readable: its kind and local id. */
+function fallbackLabel(d: TracedDecision): string {
+  if (d.kind === 'current') return 'the current state (ephemeral context)';
+  if (d.kind === 'chunk' && d.localId) return `chunk #${d.localId} (no longer readable)`;
+  return d.localId ? `${d.kind} ${d.localId}` : d.id;
+}
+
 /** The pack by section, then every candidate the trace says was left out. */
-function renderPack(pack: Pack, decisions: TracedDecision[], nav: Navigator): Child[] {
+function renderPack(
+  pack: Pack,
+  decisions: TracedDecision[],
+  labels: Map<string, string>,
+  nav: Navigator,
+): Child[] {
   const top = Math.max(1e-9, ...pack.sections.flatMap((s) => s.items.map((i) => i.score)));
   const left = decisions.filter((d) => d.decision !== 'INCLUDED');
   const usedPct = Math.min(100, (100 * pack.budget.used) / Math.max(1, pack.budget.maxTokens));
@@ -144,15 +207,7 @@ function renderPack(pack: Pack, decisions: TracedDecision[], nav: Navigator): Ch
                 'tr',
                 {},
                 h('td', {}, d.kind),
-                h(
-                  'td',
-                  {},
-                  h(
-                    'button',
-                    { class: 'link', on: { click: () => nav.openProvenance(d.id, d.localId ?? d.id) } },
-                    d.localId ?? d.id,
-                  ),
-                ),
+                h('td', {}, leftOutItem(d, labels.get(d.id) ?? null, nav)),
                 h(
                   'td',
                   {},
@@ -165,6 +220,21 @@ function renderPack(pack: Pack, decisions: TracedDecision[], nav: Navigator): Ch
           ),
     ),
   ];
+}
+
+/** A left-out row's item: its name, opening its provenance when it has any to walk. */
+function leftOutItem(d: TracedDecision, label: string | null, nav: Navigator): HTMLElement {
+  const text = label ?? fallbackLabel(d);
+  if (d.kind === 'current' || d.kind === 'session') return h('span', { class: 'muted' }, text);
+  return h(
+    'button',
+    {
+      class: `link left-out${label ? '' : ' unnamed'}`,
+      title: d.localId ? `${d.kind} ${d.localId}` : d.id,
+      on: { click: () => nav.openProvenance(d.id, text) },
+    },
+    text,
+  );
 }
 
 function itemCard(item: Item, top: number, nav: Navigator): HTMLElement {

@@ -73,3 +73,17 @@ export function onSubmit(run: () => void): (event: Event) => void {
 export function kindBadge(kind: string): HTMLElement {
   return h('span', { class: 'kind', style: { background: kindColour(kind) } }, kind);
 }
+
+/**
+ * At most `max` characters of a text on one line: whitespace runs become one space, and a longer
+ * text is cut at the last word boundary that fits (mid-word only when a single word is that long),
+ * with an ellipsis.
+ */
+export function excerpt(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  const room = flat.slice(0, max - 1);
+  const space = room.lastIndexOf(' ');
+  const cut = space >= max * 0.6 ? room.slice(0, space) : room;
+  return `${cut.replace(/[\s,;:.–—-]+$/, '')}…`;
+}

@@ -6,7 +6,7 @@ import {
   ExplorerTimelineDocument,
   type ExplorerTimelineQuery,
 } from '../generated/graphql.js';
-import { formatTime, formatValue, h, kindBadge, mount } from './dom.js';
+import { excerpt, formatTime, formatValue, h, kindBadge, mount } from './dom.js';
 import type { Navigator } from './navigator.js';
 import { drawNeighbourhood } from './graph.js';
 import { createSearchPanel } from './search-panel.js';
@@ -232,8 +232,7 @@ function renderTimeline(events: TimelineEvent[], jump: (position: number) => voi
         ),
         h('span', { class: 'event-kind' }, e.kind.replace('_', ' ').toLowerCase()),
         e.fact && h('span', {}, describeFact(e.fact)),
-        e.observation &&
-          h('span', {}, `${e.observation.kind}: ${(e.observation.content ?? '').slice(0, 140)}`),
+        e.observation && h('span', {}, `${e.observation.kind}: ${excerpt(e.observation.content ?? '', 140)}`),
       ),
     ),
   );

@@ -1,7 +1,7 @@
 import './style.css';
 import { ExplorerHelloDocument } from '../generated/graphql.js';
 import { createContextView } from './context-view.js';
-import { h, mount, onSubmit } from './dom.js';
+import { excerpt, h, mount, onSubmit } from './dom.js';
 import { createEntityView } from './entity-view.js';
 import { type Change, subscribeLive } from './live.js';
 import { createProvenanceView } from './provenance-view.js';
@@ -135,7 +135,7 @@ function showViews(session: Session): void {
 function describeChange(change: Change): string {
   if (change.fact) return `${change.fact.subject.key} ${change.fact.predicate} ${change.fact.object.key}`;
   if (change.observation)
-    return `${change.observation.kind}: ${(change.observation.content ?? '').slice(0, 100)}`;
+    return `${change.observation.kind}: ${excerpt(change.observation.content ?? '', 100)}`;
   if (change.entity) return `${change.entity.title} (${change.entity.key})`;
   if (change.document) return `${change.document.title} (${change.document.key})`;
   return change.key;

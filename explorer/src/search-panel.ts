@@ -1,5 +1,5 @@
 import { ExplorerSearchDocument, type ExplorerSearchQuery } from '../generated/graphql.js';
-import { type Child, h, kindBadge, mount, onSubmit } from './dom.js';
+import { type Child, excerpt, h, kindBadge, mount, onSubmit } from './dom.js';
 import type { Navigator } from './navigator.js';
 import { type Session, describeError } from './session.js';
 
@@ -65,7 +65,7 @@ function renderResults(data: ExplorerSearchQuery, nav: Navigator): Child[] {
           'p',
           { class: 'snippet' },
           hit.chunk.heading ? `${hit.chunk.heading} — ` : '',
-          hit.chunk.text.slice(0, 180),
+          excerpt(hit.chunk.text, 180),
         ),
         h(
           'button',

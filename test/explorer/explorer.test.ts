@@ -10,8 +10,10 @@ import { EXPLORER_NAMESPACE, seedExplorer } from '../helpers/seed-explorer.js';
 
 /**
  * The explorer page in a real headless Chromium against a real gateway with seeded memory:
- * search, an entity across a supersession, a pack, a provenance chain, live changes, and what
- * a narrower token never sees. Screenshots go to .ci/artifacts/explorer.
+ * search, an entity across a supersession, its ten-node neighbourhood with legible labels, a
+ * pack, provenance chains (a message and who wrote it; why a chain stops at the fact), live
+ * changes, and what a narrower token never sees — and the whole tour without a console error,
+ * a console warning or a failed request. Screenshots go to .ci/artifacts/explorer.
  */
 
 let gw: TestGateway;
@@ -20,6 +22,10 @@ let page: Page;
 let tokens: Record<string, string>;
 let origin: string;
 const requested: string[] = [];
+/** Console errors and warnings, uncaught page errors and failed requests, over the whole tour. */
+const problems: string[] = [];
+/** While the test itself reloads the page, the live stream it cuts is not a failure. */
+let navigating = false;
 /** Milliseconds, written to .ci/artifacts/explorer/timing.json for the README's figures. */
 const timing: Record<string, number | null> = {};
 
@@ -35,6 +41,19 @@ beforeAll(async () => {
   browser = await launchChromium();
   page = browser.context.pages()[0] ?? (await browser.context.newPage());
   page.on('request', (r) => requested.push(r.url()));
+  page.on('console', (m) => {
+    const where = m.location().url;
+    if (m.type() === 'error' || m.type() === 'warning')
+      problems.push(`console ${m.type()}: ${m.text()}${where ? ` (${where})` : ''}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
+  });
+  page.on('requestfailed', (r) => {
+    const cut = navigating && r.failure()?.errorText === 'net::ERR_ABORTED';
+    if (!cut) problems.push(`failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`);
+  });
 }, 180_000);
 
 afterAll(async () => {
@@ -166,6 +185,36 @@ describe('explorer page', () => {
     expect(await page.getByTestId('attributes').innerText()).toContain('manager');
   });
 
+  it('draws a ten-node neighbourhood at 1280×800 with every label legible', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.locator('nav.tabs button.refresh').click();
+    const graph = page.getByTestId('graph');
+    await eventually(() => graph.getAttribute('data-keys')).toContain('team:platform');
+    const keys = (await graph.getAttribute('data-keys'))!.split(' ');
+    expect(keys.length).toBeGreaterThanOrEqual(10);
+    expect(keys).toEqual(expect.arrayContaining(['person:carol', 'doc:atlas-plan', 'person:bob']));
+    // Every label (edges are the smallest) renders at 11 CSS px or more, and all of it is in view.
+    expect(Number(await graph.getAttribute('data-label-px'))).toBeGreaterThanOrEqual(11);
+    expect(await graph.getAttribute('data-fits')).toBe('true');
+    console.log(
+      `graph at 1280×800: ${keys.length} nodes, zoom ${await graph.getAttribute('data-zoom')}, ` +
+        `smallest label ${await graph.getAttribute('data-label-px')} px, canvas ${(await graph.boundingBox())?.height} px high`,
+    );
+    await graph.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SCREENSHOT_DIR, '03b-graph-1280x800.png') });
+
+    // Zooming out with the wheel stops where labels would get too small (the zoom cytoscape
+    // itself reports, read from its instance on the canvas).
+    const zoom = () =>
+      graph.evaluate((el) => (el as unknown as { _cyreg: { cy: { zoom(): number } } })._cyreg.cy.zoom());
+    expect(await zoom()).toBeCloseTo(Number(await graph.getAttribute('data-zoom')), 3);
+    const box = (await graph.boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    for (let i = 0; i < 8; i++) await page.mouse.wheel(0, 400);
+    await eventually(zoom).toBeCloseTo(0.85, 3);
+    await page.setViewportSize({ width: 1360, height: 900 });
+  });
+
   it('opens the provenance chain of a fact down to its source observation and URI', async () => {
     await page.locator('li.fact:not(.closed)', { hasText: 'Globex' }).locator('.fact-open').click();
     const chain = page.getByTestId('provenance');
@@ -177,7 +226,55 @@ describe('explorer page', () => {
     expect(kinds).toContain('observation');
     expect(await chain.innerText()).toContain('https://hr.example.com/events/e-202');
     expect(await chain.innerText()).toContain('hr / events / e-202');
+    // The observation step shows the message itself and who wrote it, not "hr_event at <time>".
+    const observation = chain.locator('li.step[data-kind="observation"]');
+    expect(await observation.getByTestId('message').innerText()).toBe(
+      'Alice Martin left Acme Corp and joined Globex as a manager.',
+    );
+    expect(await observation.locator('.step-head').innerText()).toMatch(
+      /^hr_event by user:dana\.hr · 2025-03-01 09:00$/,
+    );
+    expect(await chain.innerText()).not.toMatch(/hr_event at \d{4}/);
+    expect(await chain.getByTestId('provenance-note').count()).toBe(0);
     await shot('05-provenance');
+
+    // A long message is cut at a word boundary; "show all" gives the rest.
+    await page.locator('nav.tabs button[data-view="entity"]').click();
+    await page.locator('li.fact:not(.closed)', { hasText: 'Platform team' }).locator('.fact-open').click();
+    const long = chain.locator('li.step[data-kind="observation"]');
+    await eventually(() => long.count()).toBe(1);
+    expect(await long.locator('.step-head').innerText()).toBe(
+      'message by Carol Diaz (person:carol) · 2024-01-02 08:30',
+    );
+    const cut = (await long.getByTestId('message').innerText()).replace(/\s*show all$/, '');
+    expect(cut.length).toBeLessThanOrEqual(280);
+    expect(cut).toMatch(/^Welcome to the Platform team, Alice! .*\w…$/);
+    expect('Welcome to the Platform team, Alice! You will pair with the billing people').toContain(
+      cut.slice(0, 40),
+    );
+    await long.getByRole('button', { name: 'show all' }).click();
+    expect(await long.getByTestId('message').innerText()).toMatch(/where everything is\.$/);
+  });
+
+  it('says why a chain stops at the fact: asserted directly, or its evidence redacted', async () => {
+    const chain = page.getByTestId('provenance');
+    await page.locator('nav.tabs button[data-view="entity"]').click();
+    await page.locator('li.fact:not(.closed)', { hasText: 'Project Atlas' }).locator('.fact-open').click();
+    const note = chain.getByTestId('provenance-note');
+    await eventually(() => note.getAttribute('data-reason')).toBe('asserted');
+    expect(await chain.locator('li.step').count()).toBe(1);
+    expect(await note.innerText()).toContain('Asserted directly, no observation recorded');
+    await shot('05b-provenance-asserted');
+
+    await page.locator('nav.tabs button[data-view="entity"]').click();
+    const lost = page.locator('li.fact.closed', { hasText: 'Carol Diaz' });
+    expect(await lost.innerText()).toContain('evidence_lost');
+    await lost.locator('.fact-open').click();
+    await eventually(() => note.getAttribute('data-reason')).toBe('redacted');
+    expect(await chain.locator('li.step').count()).toBe(1);
+    expect(await note.innerText()).toContain('Evidence redacted');
+    expect(await note.innerText()).toMatch(/Recorded reason: evidence lost: observation \S+ redacted/);
+    await shot('05c-provenance-redacted');
   });
 
   it('compiles a pack: sections, score signals as bars, and the dropped items with their reasons', async () => {
@@ -196,6 +293,19 @@ describe('explorer page', () => {
     const dropped = page.getByTestId('dropped');
     expect(await dropped.locator('tr').count()).toBeGreaterThan(1);
     expect(await dropped.innerText()).toContain('OVER_BUDGET');
+    // Each left-out item by what it is (a title, a fact, a fragment's heading), not a bare number or id.
+    const named = await dropped.locator('tr td:nth-child(2)').allInnerTexts();
+    expect(named.length).toBeGreaterThan(0);
+    for (const name of named) {
+      expect(name).not.toMatch(/^\s*\d+\s*$/);
+      expect(name).not.toMatch(/^[A-Za-z0-9+/=_-]{20,}$/);
+    }
+    expect(await dropped.locator('button.left-out.unnamed').count()).toBe(0);
+    // A document's fragment by its heading, a message's by its first words.
+    const kinds = await dropped.locator('tr td:nth-child(1)').allInnerTexts();
+    const chunks = named.filter((_, i) => kinds[i] === 'chunk');
+    expect(chunks).toContainEqual(expect.stringMatching(/^Atlas plan › Project Atlas/));
+    for (const chunk of chunks) expect(chunk).toMatch(/^\S.* (›|—) \S/);
     await shot('06-context');
 
     // A chunk's chain runs down to its source (a document link fact has no source event). The
@@ -267,8 +377,10 @@ describe('explorer page', () => {
     expect(await page.content()).not.toContain(tokens.admin);
 
     // A reload forgets the token: the page asks again.
+    navigating = true;
     await page.reload();
     await page.getByRole('button', { name: 'Connect' }).waitFor();
+    navigating = false;
     expect(await page.locator('.tabs').count()).toBe(0);
 
     await connect(tokens.analyst!, 'elsewhere');
@@ -314,5 +426,9 @@ describe('explorer page', () => {
     const feed = page.getByTestId('live-feed');
     await eventually(() => feed.innerText()).toContain('Bob shipped the Atlas screens');
     expect(await feed.innerText()).not.toContain('Eve secret');
+  });
+
+  it('went through the whole tour without a console error or warning or a failed request', () => {
+    expect(problems).toEqual([]);
   });
 });

@@ -56,13 +56,15 @@ describe('/explore', () => {
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     const html = await page.text();
     const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
-    expect(assets.length).toBeGreaterThanOrEqual(2);
+    expect(assets.length).toBeGreaterThanOrEqual(3);
+    // Its own icon: without one the browser asks /favicon.ico and logs a 404.
+    expect(html).toMatch(/<link rel="icon" type="image\/svg\+xml" href="\/explore\/assets\/[^"]+\.svg"/);
     for (const asset of assets) {
       expect(asset.startsWith('/explore/assets/')).toBe(true);
       const res = await fetch(`${origin}${asset}`);
       expect(res.status).toBe(200);
       expect(res.headers.get('cache-control')).toContain('immutable');
-      expect(res.headers.get('content-type')).toMatch(/^text\/(javascript|css)/);
+      expect(res.headers.get('content-type')).toMatch(/^(text\/(javascript|css)|image\/svg\+xml)/);
       // No CDN: the bundle names no other origin to load code or styles from.
       expect(await res.text()).not.toMatch(/(?:import|@import|src=)\s*\(?["']https?:\/\//);
     }

@@ -4,8 +4,10 @@ import type { TestGateway } from './gateway.js';
  * A small story for the explorer page, written through the public mutations as `token`:
  * Alice joins Acme (2024-01-01), lives in Paris and then — in open conflict — Berlin, leads
  * Project Atlas (owned by Acme: two hops from her), and moves to Globex on 2025-03-01 (a
- * supersession, with her attributes changing the same day). Eve and her fact carry the
- * visibility scope workspace:secret; Alice's email is personal data.
+ * supersession, with her attributes changing the same day). She is in the Platform team (a long
+ * chat message says so), and her reporting to Carol lost its evidence when the HR note behind
+ * it was redacted: with the Atlas plan, ten entities within two hops of her. Eve and her fact
+ * carry the visibility scope workspace:secret; Alice's email is personal data.
  */
 export const EXPLORER_NAMESPACE = 'shop';
 export const SUPERSEDED_AT = '2025-03-01T00:00:00Z';
@@ -63,6 +65,8 @@ export async function seedExplorer(
     { key: 'city:paris', kind: 'city', title: 'Paris' },
     { key: 'city:berlin', kind: 'city', title: 'Berlin' },
     { key: 'person:eve', kind: 'person', title: 'Eve Hidden', scopes: ['workspace:secret'] },
+    { key: 'person:carol', kind: 'person', title: 'Carol Diaz', attributes: { role: 'director' } },
+    { key: 'team:platform', kind: 'team', title: 'Platform team' },
   ]);
   await upsert([
     {
@@ -88,6 +92,7 @@ export async function seedExplorer(
       occurredAt: '2024-06-01T10:00:00Z',
       content: 'Alice leads Project Atlas; Bob joins the team. Atlas is an Acme Corp project.',
       provenance: { uri: 'https://chat.example.com/atlas/m-7' },
+      actor: { type: 'person', id: 'bob' },
     },
     {
       source: { system: 'hr', stream: 'events', externalId: 'e-202' },
@@ -95,6 +100,7 @@ export async function seedExplorer(
       occurredAt: '2025-03-01T09:00:00Z',
       content: 'Alice Martin left Acme Corp and joined Globex as a manager.',
       provenance: { uri: 'https://hr.example.com/events/e-202', system: 'workday' },
+      actor: { type: 'user', id: 'dana.hr' },
     },
   ]);
   const [acmeFact] = await assert([
@@ -162,6 +168,7 @@ export async function seedExplorer(
       },
     },
   );
+  await teamAndReporting(record, assert, write);
   await write(
     'retainDocuments',
     `mutation($ns: String!, $d: [DocumentInput!]!) { retainDocuments(namespace: $ns, documents: $d) { ${PAYLOAD} } }`,
@@ -179,4 +186,60 @@ export async function seedExplorer(
     },
   );
   return { acmeFact: acmeFact!, globexFact: globexFact! };
+}
+
+type Writer = (rows: unknown[]) => Promise<string[]>;
+
+/**
+ * Alice in the Platform team, from a chat message longer than a provenance step shows at once;
+ * and her reporting to Carol, whose only evidence is redacted afterwards (EVIDENCE_LOST).
+ */
+async function teamAndReporting(
+  record: Writer,
+  assert: Writer,
+  write: (field: string, query: string, variables: Record<string, unknown>) => Promise<string[]>,
+): Promise<void> {
+  const [welcome, note] = await record([
+    {
+      source: { system: 'chat', stream: 'platform', externalId: 'm-12' },
+      kind: 'message',
+      occurredAt: '2024-01-02T08:30:00Z',
+      actor: { type: 'person', id: 'carol' },
+      content: [
+        'Welcome to the Platform team, Alice! You will pair with the billing people for the first',
+        'weeks, then take over the deployment pipeline and the on-call rota from me. The runbooks',
+        'live in the wiki under Platform/Operations, the dashboards are linked from there, and the',
+        'weekly sync is on Tuesdays at ten. Ask anything in this channel — nobody minds questions,',
+        'and the sooner you break something small, the sooner you know where everything is.',
+      ].join(' '),
+      provenance: { uri: 'https://chat.example.com/platform/m-12' },
+    },
+    {
+      source: { system: 'hr', stream: 'notes', externalId: 'n-31' },
+      kind: 'hr_note',
+      occurredAt: '2025-03-02T09:00:00Z',
+      content: 'Alice Martin reports to Carol Diaz from March.',
+    },
+  ]);
+  await assert([
+    {
+      subject: 'person:alice',
+      predicate: 'member_of',
+      object: 'team:platform',
+      validFrom: '2024-01-02T00:00:00Z',
+      observationIds: [welcome],
+    },
+    {
+      subject: 'person:alice',
+      predicate: 'reports_to',
+      object: 'person:carol',
+      validFrom: '2025-03-02T00:00:00Z',
+      observationIds: [note],
+    },
+  ]);
+  await write(
+    'redactObservation',
+    `mutation($ns: String!, $id: String!) { redactObservation(namespace: $ns, observationId: $id, reason: "asked to be forgotten") { ${PAYLOAD} } }`,
+    { id: note },
+  );
 }
