@@ -113,7 +113,7 @@ describe('backup, restore, export, import and move', () => {
 
   it('backs up through the running gateway and restores into a fresh database', async () => {
     const out = await ok(['backup', '--out', backupFile, '--url', gw.url]);
-    expect(out).toMatch(/backup of the gateway at .* written to .*: \d+ bytes/);
+    expect(out).toMatch(/backup of the gateway at .* written to .*: \d+(\.\d)? (B|kB|MB) in /);
     expect(readFileSync(backupFile, 'utf8')).toContain('PostgreSQL database dump complete');
 
     restored = await freshPlace();
