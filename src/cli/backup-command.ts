@@ -17,7 +17,7 @@ import { restoreDump } from '../db/restore.js';
 import { migrate, readEmbeddingSettings } from '../kernel/store/migrate.js';
 import { UsageError, parseArgs } from './args.js';
 import { type Location, configuredLocation, describeLocation, openLocation } from './database-location.js';
-import { createProgress, formatSeconds } from './progress.js';
+import { createProgress, formatBytes, formatSeconds } from './progress.js';
 
 const BACKUP_USAGE = `Usage: memgate backup --out FILE [--url http://HOST:PORT]
   Writes a pg_dump of the whole database (DATABASE_URL, or the embedded MEMGATE_DATA_DIR).
@@ -136,10 +136,12 @@ export async function restoreInto(
   target: Location,
   input: Readable,
   totalBytes?: number,
+  label = 'restore',
 ): Promise<{ statements: number; skipped: string[]; migrations: string[] }> {
-  const progress = createProgress('restore', process.stderr, 'bytes');
-  let read = 0;
   const db = await openLocation(target, false);
+  // Started once the target is open: a new folder's initdb is no part of the copy's rate.
+  const progress = createProgress(label, process.stderr, 'bytes');
+  let read = 0;
   let summary: Awaited<ReturnType<typeof restoreDump>>;
   try {
     summary = await restoreDump(db, input, (n) => {
@@ -176,7 +178,7 @@ registerCommand('backup', {
     const { bytes, ms } = await backupTo(out, source);
     const from = 'url' in source ? `the gateway at ${source.url}` : describeLocation(source.location);
     process.stdout.write(
-      `backup of ${from} written to ${out}: ${bytes} bytes in ${formatSeconds(ms / 1000)}\n`,
+      `backup of ${from} written to ${out}: ${formatBytes(bytes)} in ${formatSeconds(ms / 1000)}\n`,
     );
     return 0;
   }, BACKUP_USAGE),

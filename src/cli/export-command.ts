@@ -1,12 +1,19 @@
 import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
+import { resolve } from 'node:path';
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import { type NamespaceDigest, checksums, writeExport } from '../modules/portability/index.js';
 import { namespaceSchema } from '../kernel/validation.js';
 import { UsageError, parseArgs } from './args.js';
-import { type Location, configuredLocation, describeLocation, openLocation } from './database-location.js';
+import {
+  type Location,
+  configuredLocation,
+  describeLocation,
+  maskedUrl,
+  openLocation,
+} from './database-location.js';
 import { createProgress, formatSeconds } from './progress.js';
 
 const USAGE = `Usage: memgate export [--namespace NS]... --out FILE.jsonl
@@ -62,8 +69,12 @@ export async function exportTo(
   }
 }
 
-export async function digestsOf(db: Database, namespaces: string[] | null): Promise<NamespaceDigest[]> {
-  const progress = createProgress('checksum', process.stderr, 'records');
+export async function digestsOf(
+  db: Database,
+  namespaces: string[] | null,
+  label = 'checksum',
+): Promise<NamespaceDigest[]> {
+  const progress = createProgress(label, process.stderr, 'records');
   try {
     return await checksums(db, namespaces, (done, total) => progress.update(done, total));
   } finally {
@@ -74,10 +85,11 @@ export async function digestsOf(db: Database, namespaces: string[] | null): Prom
 export async function locationDigests(
   location: Location,
   namespaces: string[] | null,
+  label?: string,
 ): Promise<NamespaceDigest[]> {
   const db = await openLocation(location, true);
   try {
-    return await digestsOf(db, namespaces);
+    return await digestsOf(db, namespaces, label);
   } finally {
     await db.close();
   }
@@ -111,11 +123,18 @@ registerCommand('export', {
       return 2;
     }
     const location = configuredLocation(parseConfig({ ...process.env, MEMGATE_LOG_LEVEL: 'warn' }));
+    // A failure names the database it was reading: DATABASE_URL may not be the one meant.
+    const naming = (error: Error): never => {
+      const named = location.databaseUrl ? maskedUrl(location.databaseUrl) : resolve(location.dataDir ?? '.');
+      if (error.message.includes(named)) throw error;
+      throw new Error(`${describeLocation(location)}: ${error.message}`);
+    };
     if (checksum) {
-      process.stdout.write(`${formatDigests(await locationDigests(location, namespaces))}\n`);
+      const digests = await locationDigests(location, namespaces).catch(naming);
+      process.stdout.write(`${formatDigests(digests)}\n`);
       return 0;
     }
-    const result = await exportTo(location, namespaces, out as string);
+    const result = await exportTo(location, namespaces, out as string).catch(naming);
     process.stdout.write(
       `exported ${result.namespaces.length} namespaces (${result.records} records) of ${describeLocation(location)} to ${out} in ${formatSeconds(result.ms / 1000)}\n`,
     );

@@ -5,7 +5,7 @@ import { parseConfig } from '../config.js';
 import { importExport, isExportHeader } from '../modules/portability/index.js';
 import { namespaceSchema } from '../kernel/validation.js';
 import type { ImportSummary, ImportWriter } from '../modules/portability/index.js';
-import { createProgress, formatSeconds } from './progress.js';
+import { createProgress, formatAmount, formatRate, formatSeconds } from './progress.js';
 import { remoteImportWriter } from './remote-writer.js';
 import { UsageError, parseArgs, positiveInt } from './args.js';
 import { configuredLocation, describeLocation, openLocation } from './database-location.js';
@@ -159,8 +159,8 @@ async function importExportFile(file: string): Promise<number> {
 function formatSummary(file: string, namespace: string, summary: ImportSummary): string[] {
   return [
     `imported ${file} into ${namespace} in ${formatSeconds(summary.ms / 1000)} ` +
-      `(${summary.lines} lines: ${summary.observations} observations, ${summary.documents} documents; ` +
-      `${(summary.lines / Math.max(summary.ms / 1000, 1e-3)).toFixed(0)} lines/s)`,
+      `(${formatAmount(summary.lines, 'lines')}: ${formatAmount(summary.observations, 'observations')}, ${formatAmount(summary.documents, 'documents')}; ` +
+      `${formatRate(summary.lines / Math.max(summary.ms / 1000, 1e-3), 'lines')})`,
     `accepted ${summary.accepted}  partial ${summary.partial}  duplicate ${summary.duplicate}  rejected ${summary.rejected}`,
     `statuses ${JSON.stringify(summary.statuses)}`,
     ...(summary.vectorIndex
@@ -169,8 +169,17 @@ function formatSummary(file: string, namespace: string, summary: ImportSummary):
             ` (${summary.vectorIndex.finish === 'BUILT' ? `built in ${formatSeconds(summary.vectorIndex.ms / 1000)}` : 'ready'})`,
         ]
       : []),
-    ...(summary.reasons.length > 0 ? ['first rejections:', ...summary.reasons.map((r) => `  ${r}`)] : []),
+    ...listed('rejected', summary.rejected, summary.reasons, 'not written'),
+    ...listed('partial', summary.partial, summary.partials, 'stored, with part of each rejected'),
   ];
+}
+
+/** `rejected lines (2 of 14 shown): not written` and the lines, or nothing when there are none. */
+function listed(what: string, count: number, lines: readonly string[], meaning: string): string[] {
+  if (count === 0) return [];
+  const shown = new Set(lines.map((l) => /^line \d+/.exec(l)?.[0])).size;
+  const head = shown < count ? `${what} lines (first ${shown} of ${count})` : `${what} lines (${count})`;
+  return [`${head}, ${meaning}:`, ...lines.map((l) => `  ${l}`)];
 }
 
 /** Non-empty lines of a file, read in large blocks. */

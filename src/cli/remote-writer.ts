@@ -7,7 +7,8 @@ import type { ImportWriter } from '../modules/portability/index.js';
  * A batch the server refuses as a whole (an item whose shape does not coerce to the input type)
  * is retried item by item, so the summary still names each rejected line.
  */
-const RESULT_FIELDS = 'accepted partial rejected results { index status id key code message }';
+const RESULT_FIELDS =
+  'accepted partial rejected results { index status id key code message assertions { index kind status code message } }';
 const MUTATIONS = {
   recordObservations: `mutation Import($namespace: String!, $items: [ObservationInput!]!) {
     recordObservations(namespace: $namespace, observations: $items) { ${RESULT_FIELDS} } }`,
@@ -71,7 +72,8 @@ export function remoteImportWriter(url: string, token: string | undefined): Impo
       throw new RemoteImportError(`${code}: ${error?.message ?? 'no data in the response'}`);
     }
     if (items.length === 1) {
-      return { accepted: 0, partial: 0, rejected: 1, results: [rejected(0, code, error?.message ?? '')] };
+      const problem = coercionProblem(error?.message ?? '');
+      return { accepted: 0, partial: 0, rejected: 1, results: [rejected(0, code, problem)] };
     }
     const results: WriteResult[] = [];
     for (const [index, item] of items.entries()) {
@@ -102,4 +104,33 @@ export function remoteImportWriter(url: string, token: string | undefined): Impo
       step<ImportPlan>('beginImport', BEGIN, { namespace, observations, vectorIndex: vectorIndex ?? null }),
     finishImport: (namespace) => step<ImportFinish>('finishImport', FINISH, { namespace }),
   };
+}
+
+/**
+ * graphql-js words a value that does not fit the input type as
+ * `Variable "$items" got invalid value … at "items[0].assertions[0].fact"; Field "x" is not
+ * defined by type "FactInput".` — internals of this writer's request. The same problem in the
+ * terms of the line: `assertions[0].fact.x: not a field of FactInput`.
+ */
+export function coercionProblem(message: string): string {
+  // Quotes inside the value are escaped (\"), so ` at "` starts the path, not part of a value.
+  const match =
+    /^Variable "\$\w+" got invalid value [\s\S]*? at "\w+(?:\[\d+\])?([^"]*)"; ([\s\S]*)$/.exec(message) ??
+    /^Variable "\$\w+" got invalid value [\s\S]*?(); ([\s\S]*)$/.exec(message);
+  if (!match) return message;
+  const path = (match[1] ?? '').replace(/^\./, '');
+  let problem = match[2]!.trim();
+  let field = path;
+  const unknown = /^Field "(\w+)" is not defined by type "(\w+)"\.(?: Did you mean (.*)\?)?$/.exec(problem);
+  const missing = /^Field "(\w+)" of required type "([^"]+)" was not provided\.$/.exec(problem);
+  if (unknown) {
+    field = path ? `${path}.${unknown[1]}` : unknown[1]!;
+    problem = `not a field of ${unknown[2]}${unknown[3] ? ` (did you mean ${unknown[3]}?)` : ''}`;
+  } else if (missing) {
+    field = path ? `${path}.${missing[1]}` : missing[1]!;
+    problem = `missing, required (${missing[2]})`;
+  } else {
+    problem = problem.replace(/^Expected type "[^"]+"\. /, '').replace(/^DateTime: /, '');
+  }
+  return field ? `${field}: ${problem}` : problem;
 }

@@ -5,6 +5,8 @@ import { isPgliteDatabase, isPostgresDatabase } from './dump.js';
 import { sqlStatements } from './sql-script.js';
 
 export class RestoreError extends Error {}
+/** The target has tables of its own: a restore never merges. */
+export class TargetNotEmptyError extends RestoreError {}
 
 export interface RestoreSummary {
   statements: number;
@@ -111,7 +113,7 @@ async function assertEmpty(connection: ScriptConnection): Promise<void> {
      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')`,
   );
   if (Number(rows[0]?.n ?? 0) > 0) {
-    throw new RestoreError(
+    throw new TargetNotEmptyError(
       'The target database already has tables: restore into a fresh database (a new MEMGATE_DATA_DIR, or an empty DATABASE_URL). To merge namespaces into an existing database, use `memgate export` and `memgate import`.',
     );
   }

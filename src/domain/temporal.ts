@@ -66,7 +66,11 @@ export function parseDateTime(input: string): DateTimeParseResult {
   if (!m) {
     const error = LOCAL_DATE_TIME.test(input)
       ? new DateTimeParseError('MISSING_TIMEZONE', input, `"${input}" has no timezone (add Z or an offset)`)
-      : new DateTimeParseError('INVALID_FORMAT', input, `"${input}" is not an ISO-8601 date-time`);
+      : new DateTimeParseError(
+          'INVALID_FORMAT',
+          input,
+          `expected an ISO-8601 date-time, got ${JSON.stringify(input)}`,
+        );
     return { ok: false, error };
   }
   const [, ys, mos, ds, hs, mis, ss, frac, , sign, ohs, oms] = m;

@@ -33,6 +33,9 @@ import type { Plugin } from 'graphql-yoga';
  * database. Each refusal is a GraphQL error with `extensions.code = LIMIT_EXCEEDED` and
  * `extensions.limit` naming the limit, plus `max` and (where measured) `actual`.
  *
+ * Every one of them refuses the request before execution and answers like a GraphQL
+ * validation error (see `requestErrorHttp`); the body size is HTTP's own (413).
+ *
  * Where each is enforced:
  * - body size: src/http.ts (before anything is parsed);
  * - document nesting and variable nesting: before parsing (a parser's recursion is itself an
@@ -75,6 +78,18 @@ export const DEFAULT_LIMITS: QueryLimits = {
 /** A list field with no size argument is assumed to return this many items. */
 const DEFAULT_LIST_SIZE = 20;
 
+/**
+ * The HTTP status of a request refused before execution, by the rule yoga applies to its own
+ * parse and validation errors (GraphQL over HTTP): 400 when the client accepts
+ * `application/graphql-response+json`, 200 when it accepts only `application/json` (the legacy
+ * media type, where the body alone tells a request error). `spec: true` is how yoga marks an
+ * error whose 400 gives way to 200 under `application/json`. A fresh object each time: yoga
+ * completes these in place.
+ */
+export function requestErrorHttp(): { status: number; spec: boolean } {
+  return { status: 400, spec: true };
+}
+
 export function limitExceeded(limit: string, message: string, max: number, actual?: number): GraphQLError {
   return new GraphQLError(message, {
     extensions: {
@@ -82,8 +97,7 @@ export function limitExceeded(limit: string, message: string, max: number, actua
       limit,
       max,
       ...(actual === undefined ? {} : { actual }),
-      // A refused request has no `data`: GraphQL over HTTP wants a 4xx for that.
-      http: { status: 400 },
+      http: requestErrorHttp(),
     },
   });
 }
@@ -91,7 +105,7 @@ export function limitExceeded(limit: string, message: string, max: number, actua
 export function useQueryLimits(limits: QueryLimits = DEFAULT_LIMITS): Plugin {
   const checkOnce = checkedPerDocument(limits);
   return {
-    // Thrown, not set as a result: that stops the remaining onParams hooks; yoga answers 400.
+    // Thrown, not set as a result: that stops the remaining onParams hooks; yoga answers it like a validation error.
     onParams({ params }) {
       const query = typeof params.query === 'string' ? params.query : '';
       if (documentNesting(query, limits.maxDocumentNesting) > limits.maxDocumentNesting) {
@@ -500,7 +514,7 @@ function checkCostAndLists(
               problem.actual,
             )
           : new GraphQLError(`Argument "${arg.name}" of "${field.name.value}": ${problem.message}`, {
-              extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+              extensions: { code: 'BAD_USER_INPUT', http: requestErrorHttp() },
             });
       return;
     }

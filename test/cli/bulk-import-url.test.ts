@@ -52,7 +52,7 @@ describe('memgate import --bulk --url', () => {
     expect(first.stderr).toMatch(/building the vector index/);
     expect(first.stdout).toMatch(/accepted 60 {2}partial 0 {2}duplicate 0 {2}rejected 1/);
     expect(first.stdout).toMatch(/vector index rebuilt once after the load \(built in /);
-    expect(first.stdout).toMatch(/line 61: BAD_USER_INPUT not JSON/);
+    expect(first.stdout).toMatch(/line 61: not JSON.*\(BAD_USER_INPUT\)/);
     expect(first.status).toBe(1);
     const chunks = await gw.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM chunks WHERE namespace = 'bulk-url' AND embedding IS NOT NULL`,

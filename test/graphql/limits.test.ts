@@ -270,6 +270,86 @@ describe('query limits', () => {
     }
   });
 
+  it('answers every limit like a validation error: 400 for graphql-response+json, 200 for application/json', async () => {
+    let deepVariables: unknown = 1;
+    for (let i = 0; i < 100; i++) deepVariables = { a: deepVariables };
+    const costQuery = `query Cost($n: Int, $m: Int) { entities(namespace: "lim", first: $n) {
+      edges { node { facts(first: $m) { edges { node { subject { key } object { key } observations { content } } } } } } } }`;
+    const cases: { name: string; body: unknown; code: string; limit?: string }[] = [
+      // yoga's own request errors, the rule the limits follow
+      {
+        name: 'unknown field',
+        body: { query: '{ entitty(namespace: "lim", key: "a") { key } }' },
+        code: 'BAD_USER_INPUT',
+      },
+      { name: 'syntax error', body: { query: '{ entity(namespace: ' }, code: 'GRAPHQL_PARSE_FAILED' },
+      { name: 'depth', body: { query: nested(13) }, code: 'LIMIT_EXCEEDED', limit: 'depth' },
+      {
+        name: 'aliases',
+        body: {
+          query: `{ ${Array.from({ length: 31 }, (_, i) => `a${i}: entity(namespace: "lim", key: "a") { key }`).join(' ')} }`,
+        },
+        code: 'LIMIT_EXCEEDED',
+        limit: 'aliases',
+      },
+      {
+        name: 'cost',
+        body: { query: costQuery, variables: { n: 200, m: 200 } },
+        code: 'LIMIT_EXCEEDED',
+        limit: 'cost',
+      },
+      {
+        name: 'list size',
+        body: {
+          query: 'query N($ids: [ID!]!) { nodes(ids: $ids) { id } }',
+          variables: { ids: Array.from({ length: 1001 }, (_, i) => `id${i}`) },
+        },
+        code: 'LIMIT_EXCEEDED',
+        limit: 'listSize',
+      },
+      {
+        name: 'document nesting',
+        body: {
+          query: `{ entities(namespace: "lim", kinds: ${'['.repeat(100)}"x"${']'.repeat(100)}) { totalCount } }`,
+        },
+        code: 'LIMIT_EXCEEDED',
+        limit: 'documentNesting',
+      },
+      {
+        name: 'variables nesting',
+        body: {
+          query:
+            'mutation U($e: [EntityInput!]!) { upsertEntities(namespace: "lim", entities: $e) { accepted } }',
+          variables: { e: [{ key: 'deep', kind: 'note', attributes: deepVariables }] },
+        },
+        code: 'LIMIT_EXCEEDED',
+        limit: 'inputDepth',
+      },
+    ];
+    for (const c of cases) {
+      for (const [accept, status, type] of [
+        ['application/graphql-response+json', 400, 'application/graphql-response+json'],
+        ['application/graphql-response+json, application/json', 400, 'application/graphql-response+json'],
+        ['application/json', 200, 'application/json'],
+        ['*/*', 200, 'application/json'],
+      ] as const) {
+        const res = await fetch(gw.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept },
+          body: JSON.stringify(c.body),
+        });
+        const body = (await res.json()) as GqlResponse;
+        expect(res.headers.get('content-type'), c.name).toContain(type);
+        expect(body.data ?? null, c.name).toBeNull();
+        expect(body.errors?.[0]?.extensions, c.name).toMatchObject({
+          code: c.code,
+          ...(c.limit ? { limit: c.limit } : {}),
+        });
+        expect(res.status, `${c.name}, accept ${accept}`).toBe(status);
+      }
+    }
+  });
+
   // Native pass only: PGlite runs in this process and has no server-side statement timeout.
   it.skipIf(!onNativePostgres)(
     'native PostgreSQL cancels statements past the statement timeout',

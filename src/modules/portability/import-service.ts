@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { parseDateTime } from '../../domain/temporal.js';
-import type { WritePayload, WriteStatus } from '../../kernel/batch.js';
+import type { AssertionResult, WritePayload, WriteStatus } from '../../kernel/batch.js';
 import type { ImportFinish, ImportPlan } from './bulk-import-service.js';
 import { DOCUMENT_LIMITS } from '../documents/index.js';
 
@@ -25,8 +25,14 @@ export interface ImportSummary {
   duplicate: number;
   rejected: number;
   statuses: Partial<Record<WriteStatus, number>>;
-  /** The first rejections by line number, as `line N: CODE message`. */
+  /**
+   * The first rejections by line number of the input file, as `line N: field: problem (CODE)`
+   * (`line 7: assertions[0].fact.validFrom: expected an ISO-8601 date-time, got "yesterday"
+   * (BAD_USER_INPUT)`).
+   */
   reasons: string[];
+  /** The first PARTIAL lines the same way, one entry per rejected assertion (or the reason kept). */
+  partials: string[];
   /** Bytes of input consumed (for progress against a file size). */
   bytes: number;
   ms: number;
@@ -38,6 +44,7 @@ export interface ImportOptions {
   namespace: string;
   /** Lines per batch (one service call per kind per batch); default 500. */
   batchSize?: number;
+  /** How many rejected lines, and how many PARTIAL lines, the summary lists (default 10 each). */
   maxReasons?: number;
   onProgress?: (summary: ImportSummary) => void;
   /**
@@ -91,7 +98,7 @@ export async function importJsonlWith(
   const plan = bulk
     ? await writer.beginImport(options.namespace, bulk.expectedLines, bulk.vectorIndex)
     : null;
-  const tally = new ImportTally(options.maxReasons ?? 5);
+  const tally = new ImportTally(options.maxReasons ?? 10);
   const summary = tally.summary;
   const flush = async (entries: Entry[]) => {
     if (entries.length === 0) return;
@@ -133,21 +140,39 @@ class ImportTally {
     rejected: 0,
     statuses: {},
     reasons: [],
+    partials: [],
     bytes: 0,
     ms: 0,
   };
-  private readonly firstRejections: { line: number; text: string }[] = [];
+  private readonly rejections = new FirstLines();
+  private readonly partialLines = new FirstLines();
 
-  constructor(private readonly maxReasons: number) {}
+  constructor(private readonly maxLines: number) {}
 
   count(line: number, status: WriteStatus, code?: string | null, message?: string | null): void {
+    this.countResult(line, { status, code, message });
+  }
+
+  private countResult(
+    line: number,
+    r: {
+      status: WriteStatus;
+      code?: string | null;
+      message?: string | null;
+      assertions?: AssertionResult[] | null;
+    },
+  ): void {
     const summary = this.summary;
-    summary.statuses[status] = (summary.statuses[status] ?? 0) + 1;
-    if (status === 'REJECTED') {
+    summary.statuses[r.status] = (summary.statuses[r.status] ?? 0) + 1;
+    if (r.status === 'REJECTED') {
       summary.rejected++;
-      this.keepReason(line, `line ${line}: ${code ?? 'REJECTED'} ${truncate(message ?? '', 300)}`.trim());
-    } else if (status === 'PARTIAL') summary.partial++;
-    else if (status === 'DUPLICATE' || status === 'UNCHANGED') summary.duplicate++;
+      this.rejections.keep(line, [lineProblem(line, r.code ?? 'REJECTED', r.message ?? '')], this.maxLines);
+      summary.reasons = this.rejections.texts();
+    } else if (r.status === 'PARTIAL') {
+      summary.partial++;
+      this.partialLines.keep(line, partialProblems(line, r), this.maxLines);
+      summary.partials = this.partialLines.texts();
+    } else if (r.status === 'DUPLICATE' || r.status === 'UNCHANGED') summary.duplicate++;
     else summary.accepted++;
   }
 
@@ -155,17 +180,70 @@ class ImportTally {
   apply(entries: readonly Entry[], payload: WritePayload): void {
     for (const r of payload.results) {
       const entry = entries[r.index];
-      if (entry) this.count(entry.line, r.status, r.code, r.message);
+      if (entry) this.countResult(entry.line, r);
     }
   }
+}
 
-  private keepReason(line: number, text: string): void {
-    const rejections = this.firstRejections;
-    const at = rejections.findIndex((r) => r.line > line);
-    rejections.splice(at < 0 ? rejections.length : at, 0, { line, text });
-    if (rejections.length > this.maxReasons) rejections.pop();
-    this.summary.reasons = rejections.map((r) => r.text);
+/** The lowest-numbered lines seen so far, each with its texts. */
+class FirstLines {
+  private readonly lines: { line: number; texts: string[] }[] = [];
+
+  keep(line: number, texts: string[], max: number): void {
+    const at = this.lines.findIndex((l) => l.line > line);
+    this.lines.splice(at < 0 ? this.lines.length : at, 0, { line, texts });
+    if (this.lines.length > max) this.lines.pop();
   }
+
+  texts(): string[] {
+    return this.lines.flatMap((l) => l.texts);
+  }
+}
+
+/** `line 7: assertions[0].fact.validFrom: expected … (BAD_USER_INPUT)`. */
+function lineProblem(line: number, code: string, message: string): string {
+  const text = truncate(readableProblem(message), 300);
+  return `line ${line}: ${text ? `${text} (${code})` : code}`;
+}
+
+/** A PARTIAL line: each rejected assertion, or the reason the observation was kept as evidence. */
+function partialProblems(
+  line: number,
+  r: { code?: string | null; message?: string | null; assertions?: AssertionResult[] | null },
+): string[] {
+  const refused = (r.assertions ?? []).filter((a) => a.status === 'REJECTED');
+  if (refused.length === 0) return [lineProblem(line, r.code ?? 'PARTIAL', r.message ?? '')];
+  return refused.map((a) => lineProblem(line, a.code ?? 'REJECTED', assertionProblem(a)));
+}
+
+/**
+ * An assertion's message with the line's path in front: `entity.kind: …` of assertion 1 is
+ * `assertions[1].entity.kind: …`; a message without a path says which assertion and its kind.
+ */
+function assertionProblem(a: AssertionResult): string {
+  const at = `assertions[${a.index}]`;
+  const parts = readableProblem(a.message ?? '').split('; ');
+  if (!parts.some((p) => FIELD_PREFIX.test(p))) return `${at} (${a.kind}): ${parts.join('; ')}`;
+  return parts.map((p) => (FIELD_PREFIX.test(p) ? `${at}.${p}` : p)).join('; ');
+}
+
+const FIELD_PREFIX = /^[\w.[\]]+: /;
+
+/**
+ * A service's message in the terms of the input line: zod paths as `assertions[0].fact.key`,
+ * the "Invalid observation:" preamble dropped.
+ */
+export function readableProblem(message: string): string {
+  return message
+    .replace(/^Invalid [\w ]+: /, '')
+    .split('; ')
+    .map((part) => part.replace(/^([\w.]+)(?=: )/, (path) => fieldPath(path)))
+    .join('; ');
+}
+
+/** `assertions.0.fact.validFrom` → `assertions[0].fact.validFrom`. */
+export function fieldPath(path: string): string {
+  return path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
 }
 
 /** The input's lines as entries: blank ones skipped, unparsable ones counted REJECTED at once. */
@@ -262,7 +340,11 @@ export function parseImportLine(text: string): ParsedLine {
   }
   const record = value as Record<string, unknown>;
   if ('key' in record && 'title' in record && 'content' in record && !('source' in record)) {
-    return { type: 'document', value: record };
+    try {
+      return { type: 'document', value: datesOf(record, ['occurredAt', 'validFrom'], '') };
+    } catch (error) {
+      return { type: 'error', code: 'BAD_USER_INPUT', message: (error as Error).message };
+    }
   }
   if (!('source' in record)) {
     return {
@@ -275,7 +357,7 @@ export function parseImportLine(text: string): ParsedLine {
   try {
     const obs: Record<string, unknown> = { ...record, occurredAt: toDate(record.occurredAt, 'occurredAt') };
     if (Array.isArray(record.assertions)) {
-      obs.assertions = record.assertions.map((a, i) => assertionDates(a, `assertions.${i}`));
+      obs.assertions = record.assertions.map((a, i) => assertionDates(a, `assertions[${i}]`));
     }
     return { type: 'observation', value: obs };
   } catch (error) {
@@ -292,13 +374,18 @@ function assertionDates(assertion: unknown, path: string): unknown {
   ] as const) {
     const inner = out[part];
     if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) continue;
-    const copy: Record<string, unknown> = { ...(inner as Record<string, unknown>) };
-    for (const field of fields) {
-      if (copy[field] != null) copy[field] = toDate(copy[field], `${path}.${part}.${field}`);
-    }
-    out[part] = copy;
+    out[part] = datesOf(inner as Record<string, unknown>, fields, `${path}.${part}.`);
   }
   return out;
+}
+
+/** A copy of `record` with its DateTime `fields` as Dates; `prefix` names where it sits. */
+function datesOf(record: Record<string, unknown>, fields: readonly string[], prefix: string) {
+  const copy: Record<string, unknown> = { ...record };
+  for (const field of fields) {
+    if (copy[field] != null) copy[field] = toDate(copy[field], `${prefix}${field}`);
+  }
+  return copy;
 }
 
 /** Missing values stay missing (the service reports them); strings must be strict ISO-8601. */
