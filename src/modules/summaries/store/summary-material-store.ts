@@ -34,7 +34,9 @@ export async function summaryMaterial(
   if (keys.length === 0) return [];
   const at = param(asOf);
   const scopes = param(visibleScopes);
-  const held = sql`${validAt('f', at, 'served')} AND ${factHeld('f', at)} AND ${factVisible('f', scopes)}`;
+  // What memory held at an earlier instant (a read for a past asOf); a build for now holds everything.
+  const heldAt = asOf.getTime() < Date.now() - 1000 ? at : null;
+  const held = sql`${validAt('f', at, 'served')} AND ${factHeld('f', heldAt)} AND ${factVisible('f', scopes)}`;
   const { rows } = await run<MaterialRow>(
     q,
     sql`/* summaryMaterial */
