@@ -11,6 +11,7 @@ import { createChangeFeed } from './modules/changes/index.js';
 import { migrate } from './kernel/store/migrate.js';
 import type { AppDeps } from './kernel/request-scope.js';
 import { ExtractionWorker } from './modules/extraction/index.js';
+import { SummaryRefresher } from './modules/summaries/index.js';
 import { assertTextSearchAvailable, resumeTextSearchReindexes } from './modules/text-search/index.js';
 import { llmFor } from './providers/llm.js';
 
@@ -31,6 +32,8 @@ export async function createApp(
     logger?: Logger;
     /** Run the model-extraction worker in this process (default: when a model is configured). */
     extractionWorker?: boolean;
+    /** Keep entity summaries refreshed from this process (default: config.summaries). */
+    summaryRefresher?: boolean;
   } = {},
 ): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -74,6 +77,10 @@ export async function createApp(
   const worker =
     llm.available && options.extractionWorker !== false ? new ExtractionWorker(db, llm, logger) : null;
   worker?.start();
+  const refresher =
+    (options.summaryRefresher ?? config.summaries) && changes ? new SummaryRefresher(deps) : null;
+  refresher?.start();
+  if (refresher) deps.wakeSummaries = () => refresher.wake();
   return {
     deps,
     gateway,
@@ -81,6 +88,7 @@ export async function createApp(
     close: async () => {
       await resumed.stop();
       await worker?.stop();
+      await refresher?.stop();
       await changes?.close();
       await db.close();
     },

@@ -7,6 +7,12 @@ const booleanFlag = z
   .optional()
   .transform((v) => v === '1' || v === 'true' || v === 'yes');
 
+/** A switch that is on unless set to 0, false, no. */
+const onUnlessOff = z
+  .enum(['0', '1', 'true', 'false', 'yes', 'no', ''])
+  .optional()
+  .transform((v) => !(v === '0' || v === 'false' || v === 'no'));
+
 const envSchema = z.object({
   MEMGATE_HOST: z.string().min(1).default('127.0.0.1'),
   MEMGATE_PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -46,6 +52,7 @@ const envSchema = z.object({
     .refine((v) => v !== null, 'must be auto or a text-search configuration name (english, russian, simple…)')
     .default('english'),
   MEMGATE_METRICS: booleanFlag,
+  MEMGATE_SUMMARIES: onUnlessOff,
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
 });
@@ -87,6 +94,8 @@ export interface Config {
   metrics: boolean;
   /** Export OpenTelemetry traces over OTLP/HTTP (the exporter reads the OTEL_* variables). */
   otlpTracing: boolean;
+  /** Keep entity summaries refreshed from this process as their evidence changes. */
+  summaries: boolean;
 }
 
 export class ConfigError extends Error {
@@ -132,6 +141,7 @@ export function parseConfig(env: EnvInput): Config {
     textSearch: e.MEMGATE_TEXT_SEARCH ?? 'english',
     metrics: e.MEMGATE_METRICS,
     otlpTracing: Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
+    summaries: e.MEMGATE_SUMMARIES,
   };
 }
 
@@ -173,6 +183,7 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
     'language of namespaces that set none: auto | russian | english | simple | …',
   ],
   ['MEMGATE_METRICS', '0', '1 serves Prometheus metrics on /metrics (admin token with a tokens file)'],
+  ['MEMGATE_SUMMARIES', '1', '0 stops this process refreshing entity summaries (reads still build them)'],
   [
     'OTEL_EXPORTER_OTLP_ENDPOINT',
     '(unset = no traces)',

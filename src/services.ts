@@ -16,6 +16,7 @@ import type { RequestScope } from './kernel/request-scope.js';
 import { ContextIndexService } from './modules/observations/index.js';
 import { SearchService } from './modules/retrieval/index.js';
 import { SnapshotService } from './modules/snapshots/index.js';
+import { SummaryService } from './modules/summaries/index.js';
 import { TextSearchService } from './modules/text-search/index.js';
 import { TypedContextService } from './modules/retrieval/index.js';
 
@@ -39,6 +40,7 @@ export interface Services {
   bulkImport: BulkImportService;
   contextIndex: ContextIndexService;
   extraction: ExtractionService;
+  summaries: SummaryService;
 }
 
 /**
@@ -115,6 +117,9 @@ class RequestServices implements Services {
   }
   get extraction(): ExtractionService {
     return this.#once('extraction', ExtractionService);
+  }
+  get summaries(): SummaryService {
+    return this.#once('summaries', SummaryService);
   }
 }
 

@@ -128,6 +128,7 @@ export function createEntityView(session: Session, nav: Navigator) {
     const closed = entity.history.edges.map((e) => e.node).filter((f) => !valid.has(f.id));
     mount(
       body,
+      renderSummary(entity.summary, nav),
       h(
         'div',
         { class: 'columns' },
@@ -199,6 +200,52 @@ function factRow(fact: ExplorerFactFragment, closed: boolean, nav: Navigator): H
     ),
     fact.conflict && h('span', { class: 'flag conflict' }, 'conflict'),
     (closed || fact.status !== 'ACTIVE') && h('span', { class: 'flag' }, fact.status.toLowerCase()),
+  );
+}
+
+/** The entity's summary (DERIVED), with a link to each source it rests on. */
+function renderSummary(summary: Entity['summary'], nav: Navigator): HTMLElement {
+  if (!summary)
+    return h('div', { class: 'card summary muted', data: { testid: 'summary' } }, 'Nothing known yet.');
+  const origin = summary.stored
+    ? `${summary.by}, built ${formatTime(summary.builtAt)}${summary.stale ? ' (a change is waiting)' : ''}`
+    : `${summary.by}, built for this view`;
+  return h(
+    'div',
+    { class: 'card summary', data: { testid: 'summary' } },
+    h(
+      'h3',
+      {},
+      'Summary',
+      h('span', { class: 'flag' }, 'DERIVED'),
+      h('span', { class: 'muted small' }, ` ${origin}`),
+      summary.chunk &&
+        h(
+          'button',
+          { class: 'link', on: { click: () => nav.openProvenance(summary.chunk!.id, 'Summary') } },
+          'provenance →',
+        ),
+    ),
+    h('pre', { class: 'summary-text' }, summary.text),
+    h(
+      'div',
+      { class: 'summary-sources', data: { testid: 'summary-sources' } },
+      h('span', { class: 'muted small' }, 'Rests on: '),
+      summary.facts.map((f) =>
+        h(
+          'button',
+          { class: 'source-link', on: { click: () => nav.openProvenance(f.id, f.predicate) } },
+          `${f.subject.title} ${f.predicate} ${f.object.title}`,
+        ),
+      ),
+      summary.observations.map((o) =>
+        h(
+          'button',
+          { class: 'source-link', on: { click: () => nav.openProvenance(o.id, o.kind) } },
+          `${o.kind} ${formatTime(o.occurredAt)}`,
+        ),
+      ),
+    ),
   );
 }
 

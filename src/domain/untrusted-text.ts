@@ -17,6 +17,7 @@ export const CONTEXT_BANNER = '=== memgate context ===';
 export const SECTION_HEADERS = {
   current: '## CURRENT',
   currentState: '## CURRENT STATE',
+  summaries: '## SUMMARIES',
   relevantFacts: '## RELEVANT FACTS',
   episodes: '## EPISODES',
   documents: '## DOCUMENTS',

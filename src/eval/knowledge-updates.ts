@@ -62,8 +62,12 @@ export function readUpdateSet(file: string): UpdateSet {
 }
 
 /** `text@400`: the 400-token pack's texts alone (messages, documents): knowledge updates in text. */
-export type Reader = 'context@400' | 'context@2000' | 'search@10' | 'text@400';
-export const READERS: readonly Reader[] = ['context@400', 'context@2000', 'search@10', 'text@400'];
+/**
+ * `summary`: the summaries (Entity.summary at the question's asOf) of the entities the question
+ * names, line by line; asked of current and as-of questions (a summary is not a history).
+ */
+export type Reader = 'context@400' | 'context@2000' | 'search@10' | 'text@400' | 'summary';
+export const READERS: readonly Reader[] = ['context@400', 'context@2000', 'search@10', 'text@400', 'summary'];
 const TEXT_SECTIONS = new Set(['RECENT_OBSERVATIONS', 'DOCUMENTS', 'EPISODES']);
 
 export interface QuestionOutcome {
@@ -227,8 +231,59 @@ async function writeScenario(client: Client, ns: string, s: Scenario, equal: boo
   }
 }
 
-async function answerItems(client: Client, ns: string, q: Question, reader: Reader): Promise<string[]> {
+/** The entities of a scenario a question names: a title, or its first or last word, as a whole word. */
+export function namedEntities(s: Scenario, q: Pick<Question, 'question' | 'expect' | 'outdated'>): string[] {
+  const question = ` ${q.question.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ')} `;
+  const values = [...q.expect, ...q.outdated].map((v) => v.toLowerCase());
+  const keys: string[] = [];
+  for (const e of s.steps.flatMap((step) => step.entities ?? [])) {
+    if (typeof e.key !== 'string' || typeof e.title !== 'string') continue;
+    const key = e.key;
+    const title = e.title.toLowerCase();
+    // An entity whose title is an answer is what the question asks for, not what it is about.
+    if (values.some((v) => title.includes(v) || v.includes(title))) continue;
+    const words = title.split(/\s+/).filter((w: string) => w.length > 2);
+    const names = [title, words[0], words[words.length - 1]].filter((n): n is string => Boolean(n));
+    if (names.some((n) => question.includes(` ${n} `) || question.includes(` ${n}s `)) && !keys.includes(key))
+      keys.push(key);
+  }
+  return keys;
+}
+
+async function summaryLines(client: Client, ns: string, keys: readonly string[], asOf: string | null) {
+  const lines: string[] = [];
+  for (const key of keys) {
+    const r = await client.gql<{ entity: { summary: { text: string } | null } | null }>(
+      'query($ns: String!, $key: String!, $asOf: DateTime) { entity(namespace: $ns, key: $key) { summary(asOf: $asOf) { text } } }',
+      { ns, key, asOf },
+    );
+    lines.push(...(r.entity?.summary?.text.split('\n') ?? []));
+  }
+  return lines;
+}
+
+/** Waits until the namespace's summaries are all built (the refresher runs in the background). */
+async function summariesSettled(client: Client, ns: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const r = await client.gql<{ summaryStatus: { pending: number; entities: number } }>(
+      'query($ns: String!) { summaryStatus(namespace: $ns) { pending entities } }',
+      { ns },
+    );
+    if (r.summaryStatus.pending === 0 && r.summaryStatus.entities > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the summaries of ${ns} were not built within 30 s`);
+}
+
+async function answerItems(
+  client: Client,
+  ns: string,
+  q: Question,
+  reader: Reader,
+  s: Scenario,
+): Promise<string[]> {
   const asOf = q.asOf ?? null;
+  if (reader === 'summary') return summaryLines(client, ns, namedEntities(s, q), asOf);
   if (reader === 'search@10') {
     const r = await client.gql<{ search: { hits: { chunk: { text: string } }[] } }>(
       'query($i: SearchInput!) { search(input: $i) { hits { chunk { text } } } }',
@@ -264,13 +319,15 @@ export async function runUpdateEval(options: {
       for (const s of set.scenarios) {
         const ns = `eval-updates-${s.id}-${timestamps}`;
         await writeScenario(client, ns, s, timestamps === 'equal');
+        await summariesSettled(client, ns);
         for (const q of s.questions) {
           if (timestamps === 'equal' && movedBefore(s, q.asOf)) {
             skipped += 1;
             continue;
           }
           for (const reader of READERS) {
-            const reason = judge(await answerItems(client, ns, q, reader), q);
+            if (reader === 'summary' && q.kind === 'history') continue;
+            const reason = judge(await answerItems(client, ns, q, reader, s), q);
             outcomes.get(reader)!.push({
               scenario: s.id,
               question: q.question,

@@ -32,6 +32,11 @@ export interface ChangeFeed {
    * its share of open subscriptions or the process holds all it may.
    */
   subscribe(listener: ChangeListener, principalId: string, onShutdown?: () => void): () => void;
+  /**
+   * An in-process consumer (not a client's subscription: no admission limit, not ended by
+   * `endSubscriptions`). Returns the function that stops it.
+   */
+  observe(listener: ChangeListener): () => void;
   /** Ends every open subscription (each `onShutdown` is called); the feed still delivers to new ones. */
   endSubscriptions(): void;
   /** Open subscriptions in this process. */

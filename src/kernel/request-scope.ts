@@ -14,6 +14,8 @@ export interface AppDeps {
   logger: Logger;
   /** Committed writes for live subscribers; absent where nobody can subscribe (CLI). */
   changes?: ChangeFeed;
+  /** Wakes this process's summary refresher (marks made outside the change feed); absent when it does not run. */
+  wakeSummaries?: () => void;
 }
 
 /** What one request's services work with: its principal, its counted database, its loaders. */

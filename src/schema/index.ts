@@ -28,6 +28,7 @@ import '../modules/snapshots/schema/index.js';
 import '../modules/text-search/schema/index.js';
 import '../modules/portability/schema/index.js';
 import '../modules/extraction/schema/index.js';
+import '../modules/summaries/schema/index.js';
 
 export const schema = builder.toSchema({ sortSchema: false });
 

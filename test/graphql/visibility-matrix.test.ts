@@ -239,6 +239,12 @@ const PATHS: ReadPath[] = [
   },
   {
     field: 'entity',
+    name: 'entity.summary',
+    query: `{ entity(namespace: ${ACME}, key: "hub") { summary { text facts { factId object { key title } } observations { content } } } }`,
+    w1Sees: true,
+  },
+  {
+    field: 'entity',
     name: 'entity.observations + chunks',
     query: `{ entity(namespace: ${ACME}, key: "hub") { observations { edges { node { content } } } chunks { edges { node { text } } } } }`,
     w1Sees: false,
@@ -359,6 +365,8 @@ const WRITE_EXEMPT: Record<string, string> = {
   setPredicateCardinality:
     'namespace setting (a predicate single- or multi-valued), audited; returns no rows',
   configureExtraction: 'namespace setting (rule and model extraction on or off); returns no rows',
+  rebuildSummaries:
+    'queues every entity of a namespace for a summary rebuild: admins or principals seeing every scope only; returns a count (entity-summaries.test.ts)',
 };
 
 /** Every item code of every write payload in an answer, in document order. */
@@ -378,6 +386,8 @@ const EXEMPT: Record<string, string> = {
   textSearch: 'a namespace language; chunk counts only for unrestricted principals (text-search.test.ts)',
   extractionStatus:
     'queue counts over every observation of a namespace: admins or principals seeing every scope only (extraction-model.test.ts)',
+  summaryStatus:
+    'summary counts over every entity of a namespace: admins or principals seeing every scope only (entity-summaries.test.ts)',
 };
 
 const PRINCIPALS = ['w1', 'none', 'w2'] as const;

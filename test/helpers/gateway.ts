@@ -7,7 +7,7 @@ import { type EnvInput, parseConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { createHttpServer } from '../../src/http.js';
 import { attachWebSockets, closeWebSockets } from '../../src/websocket.js';
-import { createLogger } from '../../src/logger.js';
+import { type LogLevel, createLogger } from '../../src/logger.js';
 import { createMcpHttpHandler } from '../../src/mcp/http.js';
 import { createHashingEmbedder } from '../../src/providers/hashing-embedder.js';
 import type { ServerOptions } from '../../src/server.js';
@@ -37,6 +37,11 @@ export interface TestGateway {
  * A real gateway on a loopback port over a fresh migrated database (PGlite, or native
  * PostgreSQL when DATABASE_URL is set), with SQL tracing on.
  */
+function testLogLevel(): LogLevel {
+  const level = process.env.MEMGATE_TEST_LOG_LEVEL;
+  return level === 'debug' || level === 'info' || level === 'warn' || level === 'error' ? level : 'silent';
+}
+
 export async function startTestGateway(
   env: EnvInput = {},
   options: ServerOptions & {
@@ -51,6 +56,9 @@ export async function startTestGateway(
     MEMGATE_LOG_LEVEL: 'silent',
     MEMGATE_EMBEDDER: TEST_EMBEDDING.model,
     MEMGATE_DATA_DIR: '.test-cache/data',
+    // Summaries are refreshed in the background; tests of other features run without that work
+    // arriving at unpredictable moments. Summary tests turn it on.
+    MEMGATE_SUMMARIES: '0',
     ...env,
   });
   // A given database (a restored copy, say) is used as it is; the gateway closes it.
@@ -60,7 +68,8 @@ export async function startTestGateway(
     ...options,
     db: served,
     embedder: createHashingEmbedder(TEST_EMBEDDING.dimensions),
-    logger: createLogger('silent'),
+    // Silent unless a run asks (MEMGATE_TEST_LOG_LEVEL=warn): background work logs what it swallows.
+    logger: createLogger(testLogLevel()),
   });
   const server: Server = createHttpServer({
     gateway: app.gateway,

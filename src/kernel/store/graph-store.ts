@@ -411,7 +411,7 @@ export async function chunksOfEntities(
      FROM unnest(${keys}::text[]) AS k(key)
      CROSS JOIN LATERAL (
        SELECT ${raw(CHUNK_COLUMNS)} FROM chunks c
-       WHERE c.namespace = ${namespace} AND c.node_key = k.key AND ${visible('c', visibleScopes)}
+       WHERE c.namespace = ${namespace} AND c.node_key = k.key AND c.ord >= 0 AND ${visible('c', visibleScopes)}
          AND (${afterOrderParam}::int IS NULL OR c.ord > ${afterOrderParam}::int) AND (${beforeOrderParam}::int IS NULL OR c.ord < ${beforeOrderParam}::int)
        ORDER BY c.ord ${order} LIMIT ${query.limit}
      ) x`,
@@ -421,6 +421,7 @@ export async function chunksOfEntities(
   return out;
 }
 
+/** An entity's own chunks: its summaries (negative orders) are served by Entity.summary. */
 export async function countChunksOfEntities(
   q: Queryable,
   namespace: string,
@@ -431,7 +432,8 @@ export async function countChunksOfEntities(
     q,
     sql`/* countChunksOfEntities */
      SELECT c.node_key AS parent, count(*)::int AS n FROM chunks c
-     WHERE c.namespace = ${namespace} AND c.node_key = ANY(${keys}::text[]) AND ${visible('c', visibleScopes)}
+     WHERE c.namespace = ${namespace} AND c.node_key = ANY(${keys}::text[]) AND c.ord >= 0
+       AND ${visible('c', visibleScopes)}
      GROUP BY c.node_key`,
   );
   return new Map(rows.map((r) => [r.parent, Number(r.n)]));

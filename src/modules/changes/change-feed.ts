@@ -123,6 +123,7 @@ export async function createChangeFeed(
         release();
       };
     },
+    observe: (listener) => fanOut.subscribe(listener),
     endSubscriptions: endAll,
     get active() {
       return admission.total;

@@ -3,6 +3,7 @@ import { notFound } from '../../errors.js';
 import { globalId, parseNodeId } from '../../global-id.js';
 import { ENTITY_EVIDENCE_LIMIT, nsKey } from '../../kernel/loaders.js';
 import type { ChunkRow } from '../../kernel/store/chunk-store.js';
+import { SUMMARY_KIND, summarySourcesOf } from '../summaries/index.js';
 import type { EntityRow } from '../../kernel/store/entity-store.js';
 import type { FactRow } from '../../kernel/store/fact-store.js';
 import type { ObservationRow } from '../../kernel/store/observation-store.js';
@@ -110,6 +111,7 @@ export class ProvenanceService {
   }
 
   private async fromChunk(chunk: ChunkRow, depth: number, out: Provenance) {
+    if (chunk.kind === SUMMARY_KIND) return this.fromSummary(chunk, depth, out);
     out.steps.push({
       ...blank(depth),
       kind: 'chunk',
@@ -128,6 +130,23 @@ export class ProvenanceService {
     }
     const owner = await l.entity.load(nsKey(chunk.namespace, chunk.nodeKey));
     if (owner) await this.fromEntity(owner, depth + 1, out);
+  }
+
+  /** A summary (DERIVED) → the facts it states → their observations, and the notes it quotes. */
+  private async fromSummary(chunk: ChunkRow, depth: number, out: Provenance) {
+    out.steps.push({
+      ...blank(depth),
+      kind: 'chunk',
+      id: globalId('Chunk', chunk.namespace, Number(chunk.chunkId)),
+      label: `summary of ${chunk.title ?? chunk.nodeKey} (DERIVED)`,
+      uri: `${memgateUri(chunk.namespace, 'entity', chunk.nodeKey)}#summary`,
+      at: chunk.occurredAt,
+    });
+    const sources = summarySourcesOf(chunk.meta);
+    const l = this.scope.loaders;
+    const facts = await l.fact.loadMany(sources.facts.map((id) => nsKey(chunk.namespace, id)));
+    for (const fact of facts) if (fact && !(fact instanceof Error)) await this.fromFact(fact, depth + 1, out);
+    await this.observationsOf(chunk.namespace, sources.observations, depth + 1, out);
   }
 
   private async fromEntity(entity: EntityRow, depth: number, out: Provenance) {

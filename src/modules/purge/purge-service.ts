@@ -17,6 +17,7 @@ import {
 import { deleteEntityRows, hiddenDependents, lockVisibleEntity } from './store/purge-store.js';
 import { type WritePayload, toPayload, writeEach } from '../../kernel/batch.js';
 import { reasonSchema } from '../facts/index.js';
+import { dropSummariesResting } from '../summaries/index.js';
 import type { RequestScope } from '../../kernel/request-scope.js';
 import { keySchema, namespaceSchema } from '../../kernel/validation.js';
 
@@ -63,6 +64,7 @@ export class PurgeService {
           `evidence lost: observation ${obsId} redacted`,
           visibleScopes,
         );
+        const summaries = await dropSummariesResting(tx, ns, { observations: [obsId], facts: facts.lost });
         await appendAudit(tx, ns, {
           principalId: this.scope.principal.id,
           action: 'redact_observation',
@@ -78,6 +80,7 @@ export class PurgeService {
             chunksDeleted: chunks,
             factsAffected: facts.affected,
             factsEvidenceLost: facts.lost,
+            summariesDropped: summaries,
           },
         });
         return {
@@ -109,6 +112,8 @@ export class PurgeService {
         const facts = await deleteFactsOfEntity(tx, ns, k, visibleScopes);
         await dropConflictReferences(tx, ns, facts, visibleScopes);
         const mentions = await deleteMentionsOfEntity(tx, ns, k);
+        // Derived rows go with their sources: its own summaries, and others' that state its facts.
+        await dropSummariesResting(tx, ns, { entities: [k], facts });
         const entity = await deleteEntityRows(tx, ns, k, visibleScopes);
         if (!entity) throw absent();
         const summary = {

@@ -1,43 +1,19 @@
-import { collapseWhitespace } from '../../domain/whitespace.js';
+import { salientLine, statesChange } from '../../domain/salient-text.js';
 import { contentWords, fieldWords, matchCount } from './compiler/state-match.js';
 
 /**
  * The text of a session compact, pure: built once per session (no query) and fitted to a pack
- * per query. Lines are whole sentences; a line too long is cut at a word, never inside one.
+ * per query. Lines are whole sentences chosen by the rule entity summaries use too
+ * (`domain/salient-text.ts`); a line too long is cut at a word, never inside one.
  */
 
 export const COMPACT_MAX_CHARS = 2000;
 const LINE_CHARS = 220;
 
-/** Words that say something changed: such a sentence is kept even when it is not a message's first. */
-const CHANGE =
-  /\b(?:now|no longer|instead|moved?|moves|moving|switch(?:ed|es|ing)?|chang(?:ed|es|ing)|replac(?:ed|es|ing)|takes? over|took over|handed|postponed?|delayed?|rescheduled?|cancel(?:l?ed)?|renamed?|promoted|left|joins|joined|starting|from \S+ to)\b/i;
-
-export function statesChange(sentence: string): boolean {
-  return CHANGE.test(sentence);
-}
-
-/** Sentences of a text, each ending at its stop (or at the end). */
-export function sentencesOf(text: string): string[] {
-  return (text.match(/[^.!?]+(?:[.!?]+(?=\s|$)|$)/g) ?? []).map((s) => s.trim()).filter(Boolean);
-}
-
-/** A line cut to at most `max` characters at a word boundary, with an ellipsis when cut. */
-export function cutAtWord(line: string, max: number): string {
-  if (line.length <= max) return line;
-  const head = line.slice(0, max - 1);
-  const space = head.lastIndexOf(' ');
-  return `${(space > max / 2 ? head.slice(0, space) : head).trimEnd()}…`;
-}
-
 /** One line per message: all of a short one; of a longer one, its first sentence and every one that states a change. */
 function messageLine(content: string): string | null {
-  const text = collapseWhitespace(content).trim();
-  if (!text) return null;
-  if (text.length + 2 <= LINE_CHARS) return `- ${text}`;
-  const sentences = sentencesOf(text);
-  const kept = sentences.filter((s, i) => i === 0 || statesChange(s));
-  return `- ${cutAtWord((kept.length > 0 ? kept : [text]).join(' '), LINE_CHARS)}`;
+  const line = salientLine(content, LINE_CHARS - 2);
+  return line === null ? null : `- ${line}`;
 }
 
 export function extractiveSummary(

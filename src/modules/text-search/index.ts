@@ -2,6 +2,7 @@ export {
   TextSearchService,
   assertTextSearchAvailable,
   chunkLanguageFor,
+  chunkLanguageOf,
   languageTextOf,
   resumeTextSearchReindexes,
 } from './text-search-service.js';

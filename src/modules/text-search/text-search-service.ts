@@ -65,7 +65,16 @@ async function effectiveTextSearch(q: Queryable, deps: AppDeps, namespace: strin
 
 /** What writers call: the configuration for each chunk text of `namespace`. */
 export async function chunkLanguageFor(scope: RequestScope, namespace: string): Promise<ChunkLanguage> {
-  return languageOf(scope.deps.db, await effectiveTextSearch(scope.db, scope.deps, namespace));
+  return chunkLanguageOf(scope.deps, scope.db, namespace);
+}
+
+/** The same for a writer outside any request (a background refresher). */
+export async function chunkLanguageOf(
+  deps: AppDeps,
+  q: Queryable,
+  namespace: string,
+): Promise<ChunkLanguage> {
+  return languageOf(deps.db, await effectiveTextSearch(q, deps, namespace));
 }
 
 /** Refuses a server default the database cannot use, at start-up rather than at the first write. */

@@ -51,8 +51,9 @@ function entityDependents(ns: Param, key: Param, scopes: Param): SqlFragment {
            SELECT 1 FROM facts f
            WHERE f.namespace = ${ns} AND f.object = ${key} AND NOT ${factVisible('f', scopes)}
          ) OR EXISTS (
+           -- Its summaries (negative orders) are derived: dropped with it, never a reason to refuse.
            SELECT 1 FROM chunks c
-           WHERE c.namespace = ${ns} AND c.node_key = ${key} AND NOT ${visible('c', scopes)}
+           WHERE c.namespace = ${ns} AND c.node_key = ${key} AND c.ord >= 0 AND NOT ${visible('c', scopes)}
          ) OR EXISTS (
            SELECT 1 FROM mentions m JOIN observations o
              ON o.namespace = m.namespace AND o.observation_id = m.observation_id

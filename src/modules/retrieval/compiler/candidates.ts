@@ -9,6 +9,7 @@ import type { CandidateKind } from '../pipeline/candidate-ref.js';
 export const SECTION_KINDS = [
   'CURRENT',
   'CURRENT_STATE',
+  'SUMMARIES',
   'RELEVANT_FACTS',
   'EPISODES',
   'DOCUMENTS',

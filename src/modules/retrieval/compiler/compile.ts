@@ -2,8 +2,9 @@
  * The context compiler: one request → one ContextPack, explained item by item. The pipeline,
  * one stage per module:
  *
- *   plan → query channels → hydrate → anchored channels (facts, graph, recent) → score
- *        → pack (recall floor, budget) → expand (multi-hop) → assemble → trace
+ *   plan → query channels → hydrate → anchored channels (facts, graph, recent) and the current
+ *        state (with the named entities' summaries) → score → pack (recall floor, budget)
+ *        → expand (multi-hop) → assemble → trace
  *
  * Hard filters come before any score, in every channel's SQL and again on hydration:
  * namespace, visibility, facts ACTIVE at asOf, relevance scopes (EVIDENCE_LOST and the like
@@ -26,11 +27,13 @@ import { CandidatePool } from './candidate-pool.js';
 import { PackBuilder } from './pack-builder.js';
 import type { CompileDeps, CompileRequest, ContextPackValue } from './pack-types.js';
 import { planCompilation } from './plan.js';
-import { currentStateItems, readCurrentState } from './current-state.js';
+import { type StateRows, currentStateItems, readCurrentState } from './current-state.js';
+import type { Scored } from './signals.js';
 import { explainEmptyPack } from './empty-pack.js';
 import { runQueryChannels } from './query-channels.js';
 import { expandMultiHop } from './expand.js';
-import { ephemeralText } from './render.js';
+import { ephemeralText, pieceCost } from './render.js';
+import { summaryItems } from './summary-items.js';
 import { refsOf, scoreUnion, selectUnion, signalContext } from './score.js';
 import { type TraceDraft, newTraceId, tracedRequest, writeTrace } from './trace.js';
 
@@ -119,9 +122,7 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
   const mask = deps.mask ?? (deps.principal.pii ? (t: string) => t : maskPii);
   const builder = new PackBuilder(req.budgetTokens, deps.charsPerToken, mask);
   const ephemeral = mask(ephemeralText(req.ephemeralContext));
-  builder.packCurrent(ephemeral);
-  const stateItems = currentStateItems(state, plan.query);
-  builder.offerState(stateItems);
+  const leading = packLeading(builder, ephemeral, state, plan.query, req.budgetTokens, deps.charsPerToken);
   const floor = pool.context.queryVector !== null ? req.maxDistance : null;
   builder.offer(builder.applyFloor(scored, floor), false);
   await stages.run('expand', () => expandMultiHop(plan, deps.db, runner, pool, builder, signals));
@@ -135,7 +136,7 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
     runner,
     pool,
     builder,
-    scored: [...stateItems, ...scored],
+    scored: [...leading, ...scored],
   });
   await explainEmptyPack(assembled.pack, deps.db, req.namespaces, visibleScopes);
   stages.end();
@@ -152,6 +153,26 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
       candidatesOverLimit: selection.overLimit,
     },
   };
+}
+
+/**
+ * The pack's leading parts, in order: the caller's CURRENT state, what holds now for the named
+ * entities (CURRENT_STATE), then their summaries (SUMMARIES). Returns the items offered.
+ */
+function packLeading(
+  builder: PackBuilder,
+  ephemeral: string,
+  state: StateRows,
+  query: string,
+  budgetTokens: number,
+  charsPerToken: number,
+): Scored[] {
+  builder.packCurrent(ephemeral);
+  const stateItems = currentStateItems(state, query);
+  builder.offerState(stateItems);
+  const summaries = summaryItems(state, query, (t) => pieceCost(t, charsPerToken), budgetTokens);
+  builder.offerState(summaries);
+  return [...stateItems, ...summaries];
 }
 
 /** Compiles and serves the pack as compiled, its trace written last. */

@@ -32,7 +32,7 @@ interface Ranked {
   match: number;
 }
 
-const NO_SIGNALS: Omit<ScoreSignals, 'state'> = {
+export const NO_SIGNALS: Omit<ScoreSignals, 'state'> = {
   rrf: 0,
   channels: [],
   exactId: 0,

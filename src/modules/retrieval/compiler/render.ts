@@ -20,6 +20,7 @@ import type { SectionKind } from './candidates.js';
 const HEADER_KEY: Readonly<Record<SectionKind, SectionKey>> = {
   CURRENT: 'current',
   CURRENT_STATE: 'currentState',
+  SUMMARIES: 'summaries',
   RELEVANT_FACTS: 'relevantFacts',
   EPISODES: 'episodes',
   DOCUMENTS: 'documents',

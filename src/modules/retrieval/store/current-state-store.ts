@@ -46,6 +46,16 @@ export interface StateEntityRow {
   since: string | null;
   /** Earlier versions, newest first: attributes and when they stopped holding. */
   previous: { attributes: Record<string, unknown>; validFrom: string; validTo: string }[];
+  /** Its richest stored summary this reader may see (entities asked for or named whole), if any. */
+  summary: StateSummaryRow | null;
+}
+
+export interface StateSummaryRow {
+  chunkId: number;
+  text: string;
+  pii: boolean;
+  scopes: string[];
+  builtAt: string;
 }
 
 export interface StateFactRow {
@@ -120,7 +130,16 @@ export async function currentStateOf(
                                                           'validTo', pv.valid_to) ORDER BY pv.valid_from DESC), '[]'::json)
                FROM (SELECT * FROM entity_versions ev
                      WHERE ev.namespace = e.namespace AND ev.key = e.key AND ev.valid_to <= ${asOf}::timestamptz
-                     ORDER BY ev.valid_from DESC LIMIT 4) pv) AS previous
+                     ORDER BY ev.valid_from DESC LIMIT 4) pv) AS previous,
+              -- A summary states what holds when it was built: served for packs as of then or later.
+              (SELECT json_build_object('chunkId', sc.chunk_id, 'text', sc.text, 'pii', sc.pii, 'scopes', sc.scopes,
+                                          'builtAt', sc.meta->>'builtAt')
+                 FROM chunks sc
+                 WHERE p.prio <= 1 AND sc.namespace = e.namespace AND sc.node_key = e.key AND sc.kind = 'summary'
+                   AND (sc.meta->>'builtAt')::timestamptz <= ${asOf}::timestamptz AND ${visible('sc', visibleScopes)}
+                 ORDER BY jsonb_array_length(sc.meta->'sources'->'facts')
+                          + jsonb_array_length(sc.meta->'sources'->'observations') DESC, sc.ord DESC
+                 LIMIT 1) AS summary
        FROM picked p
        JOIN entities e ON e.namespace = p.namespace AND e.key = p.key
        LEFT JOIN LATERAL (
