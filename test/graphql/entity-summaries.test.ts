@@ -72,7 +72,8 @@ describe('entity summaries', () => {
   /** The gateway as the admin principal, for the seed helpers. */
   const asAdmin = (): TestGateway => ({
     ...gw,
-    gql: (query, variables, options) => gw.gql(query, variables, { ...options, token: options?.token ?? tokens.admin }),
+    gql: (query, variables, options) =>
+      gw.gql(query, variables, { ...options, token: options?.token ?? tokens.admin }),
   });
 
   /** Waits until the refresher has nothing pending and the summary is stored. */

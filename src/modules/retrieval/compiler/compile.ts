@@ -26,7 +26,7 @@ import { assemblePack } from './assemble.js';
 import { CandidatePool } from './candidate-pool.js';
 import { PackBuilder } from './pack-builder.js';
 import type { CompileDeps, CompileRequest, ContextPackValue } from './pack-types.js';
-import { planCompilation } from './plan.js';
+import { type CompilePlan, planCompilation } from './plan.js';
 import { type StateRows, currentStateItems, readCurrentState } from './current-state.js';
 import type { Scored } from './signals.js';
 import { explainEmptyPack } from './empty-pack.js';
@@ -122,9 +122,10 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
   const mask = deps.mask ?? (deps.principal.pii ? (t: string) => t : maskPii);
   const builder = new PackBuilder(req.budgetTokens, deps.charsPerToken, mask);
   const ephemeral = mask(ephemeralText(req.ephemeralContext));
-  const leading = packLeading(builder, ephemeral, state, plan.query, req.budgetTokens, deps.charsPerToken);
   const floor = pool.context.queryVector !== null ? req.maxDistance : null;
-  builder.offer(builder.applyFloor(scored, floor), false);
+  const leading = packLeading(builder, ephemeral, state, plan, req.budgetTokens, deps.charsPerToken, () =>
+    builder.offer(builder.applyFloor(scored, floor), false),
+  );
   await stages.run('expand', () => expandMultiHop(plan, deps.db, runner, pool, builder, signals));
   stages.begin('assemble');
 
@@ -156,21 +157,29 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
 }
 
 /**
- * The pack's leading parts, in order: the caller's CURRENT state, what holds now for the named
- * entities (CURRENT_STATE), then their summaries (SUMMARIES). Returns the items offered.
+ * The pack's parts in the order they claim the budget: the caller's CURRENT state, what holds now
+ * for the named entities (CURRENT_STATE), the ranked items (`offerRanked`), and last the named
+ * entities' summaries (SUMMARIES: an overview, in what budget the answers leave). Sections are
+ * rendered in their fixed order whatever the order they were filled in. Returns the items offered
+ * before and after the ranked ones.
  */
 function packLeading(
   builder: PackBuilder,
   ephemeral: string,
   state: StateRows,
-  query: string,
+  plan: CompilePlan,
   budgetTokens: number,
   charsPerToken: number,
+  offerRanked: () => void,
 ): Scored[] {
   builder.packCurrent(ephemeral);
-  const stateItems = currentStateItems(state, query);
+  const stateItems = currentStateItems(state, plan.query);
   builder.offerState(stateItems);
-  const summaries = summaryItems(state, query, (t) => pieceCost(t, charsPerToken), budgetTokens);
+  offerRanked();
+  // A summary a channel already brought (packed or not) is not offered twice.
+  const summaries = summaryItems(state, plan.query, (t) => pieceCost(t, charsPerToken), budgetTokens).filter(
+    (s) => !builder.decisions.has(s.candidate.key) && !builder.items.has(s.candidate.key),
+  );
   builder.offerState(summaries);
   return [...stateItems, ...summaries];
 }
