@@ -116,7 +116,11 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
   if (factReport) factReport.blocked = [...pool.blocked.values()].filter((b) => b.kind === 'fact').length;
   stages.begin('score');
   const signals = signalContext(plan, req.scopes);
-  const scored = scoreUnion(lists, selection, pool, plan, signals);
+  // Summaries enter a pack through the SUMMARIES section only (the named entities', in what the
+  // answers leave): one a channel ranks would take an answer's place. Search serves them as hits.
+  const scored = scoreUnion(lists, selection, pool, plan, signals).filter(
+    (s) => s.candidate.section !== 'SUMMARIES',
+  );
 
   stages.begin('pack');
   const mask = deps.mask ?? (deps.principal.pii ? (t: string) => t : maskPii);
