@@ -26,14 +26,14 @@ import { assemblePack } from './assemble.js';
 import { CandidatePool } from './candidate-pool.js';
 import { PackBuilder } from './pack-builder.js';
 import type { CompileDeps, CompileRequest, ContextPackValue } from './pack-types.js';
-import { type CompilePlan, planCompilation } from './plan.js';
+import { planCompilation } from './plan.js';
 import { type StateRows, currentStateItems, readCurrentState } from './current-state.js';
 import type { Scored } from './signals.js';
 import { explainEmptyPack } from './empty-pack.js';
 import { runQueryChannels } from './query-channels.js';
 import { expandMultiHop } from './expand.js';
 import { ephemeralText, pieceCost } from './render.js';
-import { summaryItems } from './summary-items.js';
+import { summaryItems, withoutSummaries } from './summary-items.js';
 import { refsOf, scoreUnion, selectUnion, signalContext } from './score.js';
 import { type TraceDraft, newTraceId, tracedRequest, writeTrace } from './trace.js';
 
@@ -116,21 +116,19 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
   if (factReport) factReport.blocked = [...pool.blocked.values()].filter((b) => b.kind === 'fact').length;
   stages.begin('score');
   const signals = signalContext(plan, req.scopes);
-  // Summaries enter a pack through the SUMMARIES section only (the named entities', in what the
-  // answers leave): one a channel ranks would take an answer's place. Search serves them as hits.
-  const scored = scoreUnion(lists, selection, pool, plan, signals).filter(
-    (s) => s.candidate.section !== 'SUMMARIES',
-  );
+  const scored = withoutSummaries(scoreUnion(lists, selection, pool, plan, signals));
 
   stages.begin('pack');
   const mask = deps.mask ?? (deps.principal.pii ? (t: string) => t : maskPii);
   const builder = new PackBuilder(req.budgetTokens, deps.charsPerToken, mask);
   const ephemeral = mask(ephemeralText(req.ephemeralContext));
   const floor = pool.context.queryVector !== null ? req.maxDistance : null;
-  const leading = packLeading(builder, ephemeral, state, plan, req.budgetTokens, deps.charsPerToken, () =>
-    builder.offer(builder.applyFloor(scored, floor), false),
-  );
-  await stages.run('expand', () => expandMultiHop(plan, deps.db, runner, pool, builder, signals));
+  const offerAnswers = async () => {
+    builder.offer(builder.applyFloor(scored, floor), false);
+    await stages.run('expand', () => expandMultiHop(plan, deps.db, runner, pool, builder, signals));
+  };
+  const budget = { cost: (t: string) => pieceCost(t, deps.charsPerToken), tokens: req.budgetTokens };
+  const leading = await packLeading(builder, ephemeral, state, plan.query, offerAnswers, budget);
   stages.begin('assemble');
 
   const traceId = newTraceId();
@@ -162,26 +160,25 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
 
 /**
  * The pack's parts in the order they claim the budget: the caller's CURRENT state, what holds now
- * for the named entities (CURRENT_STATE), the ranked items (`offerRanked`), and last the named
- * entities' summaries (SUMMARIES: an overview, in what budget the answers leave). Sections are
- * rendered in their fixed order whatever the order they were filled in. Returns the items offered
- * before and after the ranked ones.
+ * for the named entities (CURRENT_STATE), the ranked items and their multi-hop expansion
+ * (`offerAnswers`), and last the named entities' summaries (SUMMARIES: an overview, in what
+ * budget the answers leave). Sections are rendered in their fixed order whatever the order they
+ * were filled in. Returns the leading and summary items offered.
  */
-function packLeading(
+async function packLeading(
   builder: PackBuilder,
   ephemeral: string,
   state: StateRows,
-  plan: CompilePlan,
-  budgetTokens: number,
-  charsPerToken: number,
-  offerRanked: () => void,
-): Scored[] {
+  query: string,
+  offerAnswers: () => Promise<void>,
+  budget: { cost: (text: string) => number; tokens: number },
+): Promise<Scored[]> {
   builder.packCurrent(ephemeral);
-  const stateItems = currentStateItems(state, plan.query);
+  const stateItems = currentStateItems(state, query);
   builder.offerState(stateItems);
-  offerRanked();
+  await offerAnswers();
   // A summary a channel already brought (packed or not) is not offered twice.
-  const summaries = summaryItems(state, plan.query, (t) => pieceCost(t, charsPerToken), budgetTokens).filter(
+  const summaries = summaryItems(state, query, budget.cost, budget.tokens).filter(
     (s) => !builder.decisions.has(s.candidate.key) && !builder.items.has(s.candidate.key),
   );
   builder.offerState(summaries);
