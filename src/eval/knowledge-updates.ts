@@ -239,7 +239,10 @@ export function namedEntities(s: Scenario, q: Pick<Question, 'question' | 'expec
   for (const e of s.steps.flatMap((step) => step.entities ?? [])) {
     if (typeof e.key !== 'string' || typeof e.title !== 'string') continue;
     const key = e.key;
-    const title = e.title.toLowerCase();
+    const title = e.title
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim();
     // An entity whose title is an answer is what the question asks for, not what it is about.
     if (values.some((v) => title.includes(v) || v.includes(title))) continue;
     const words = title.split(/\s+/).filter((w: string) => w.length > 2);

@@ -277,6 +277,29 @@ describe('explorer page', () => {
     await shot('05c-provenance-redacted');
   });
 
+  it("shows the entity's summary (DERIVED) with a link to each source it rests on", async () => {
+    await page.locator('nav.tabs button[data-view="entity"]').click();
+    await openEntity('person:al', 'Alice Martin');
+    const summary = page.getByTestId('summary');
+    await eventually(() => summary.innerText()).toContain('Alice Martin (person), as of');
+    const text = await summary.innerText();
+    expect(text).toContain('DERIVED');
+    expect(text).toContain('Globex');
+    // What holds now: the superseded employer is not stated as holding.
+    expect(text.split('Latest notes:')[0]).not.toContain('Acme Corp');
+    const sources = page.getByTestId('summary-sources').locator('button.source-link');
+    expect(await sources.count()).toBeGreaterThan(1);
+    await sources.filter({ hasText: 'Globex' }).first().click();
+    const chain = page.getByTestId('provenance');
+    await eventually(() => chain.locator('li.step').count()).toBeGreaterThan(1);
+    expect(await chain.locator('li.step').first().getAttribute('data-kind')).toBe('fact');
+    await page.locator('nav.tabs button[data-view="entity"]').click();
+    await eventually(() => summary.innerText()).toContain('Alice Martin (person), as of');
+    await summary.scrollIntoViewIfNeeded();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.screenshot({ path: join(SCREENSHOT_DIR, '05b-summary.png') });
+  });
+
   it('compiles a pack: sections, score signals as bars, and the dropped items with their reasons', async () => {
     await page.locator('nav.tabs button[data-view="context"]').click();
     await page.getByLabel('Query').fill('Who leads Project Atlas and where does Alice work?');

@@ -72,11 +72,12 @@ describe('entity summaries', () => {
   /** The gateway as the admin principal, for the seed helpers. */
   const asAdmin = (): TestGateway => ({
     ...gw,
-    gql: (query, variables, options) => gw.gql(query, variables, { ...options, token: options?.token ?? tokens.admin }),
+    gql: (query, variables, options) =>
+      gw.gql(query, variables, { ...options, token: options?.token ?? tokens.admin }),
   });
 
   /** Waits until the refresher has nothing pending and the summary is stored. */
-  const refreshed = async (key: string): Promise<Summary> => {
+  const refreshed = async (key: string, until: (s: Summary) => boolean = () => true): Promise<Summary> => {
     let last = '';
     for (let i = 0; i < 100; i++) {
       const status = await gw.gql<{ summaryStatus: { pending: number } }>(
@@ -86,7 +87,7 @@ describe('entity summaries', () => {
       );
       expect(status.errors).toBeUndefined();
       const s = await summaryOf(key);
-      if (status.data!.summaryStatus.pending === 0 && s?.stored && !s.stale) return s;
+      if (status.data!.summaryStatus.pending === 0 && s?.stored && !s.stale && until(s)) return s;
       last = JSON.stringify({ status: status.data, stored: s?.stored, stale: s?.stale });
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -261,7 +262,8 @@ describe('entity summaries', () => {
     ]);
     const stale = (await summaryOf('project:falcon'))!;
     expect(stale.text).not.toContain('USES');
-    const s = await refreshed('project:falcon');
+    // The change is marked once its notice arrives, then rebuilt after the debounce.
+    const s = await refreshed('project:falcon', (x) => x.text.includes('USES'));
     expect(s.text).toContain('- USES: Marco Bianchi (since 2024-10-11)');
   });
 
@@ -273,6 +275,7 @@ describe('entity summaries', () => {
     const right = (await summaryOf('project:falcon'))!;
     expect(right.observations.map((o) => o.observationId)).not.toContain(quoted);
     const after = await refreshed('project:falcon');
+    expect(after.stored).toBe(true);
     expect(after.observations.map((o) => o.observationId)).not.toContain(quoted);
   });
 

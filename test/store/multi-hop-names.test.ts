@@ -48,6 +48,7 @@ describe('multi-hop: the entities a name names', () => {
           visibleScopes: null,
           meta: null,
           kinds: null,
+          excludeKinds: null,
           scopes: null,
           since: null,
           until: null,

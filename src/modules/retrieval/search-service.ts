@@ -255,6 +255,8 @@ export class SearchService {
         filters: {
           meta: f?.meta ?? null,
           kinds: f?.kinds?.length ? f.kinds : null,
+          // Search serves entity summaries as hits like any text.
+          excludeKinds: null,
           scopes: f?.scopes?.length ? f.scopes : null,
           since: f?.since ?? null,
           until: f?.until ?? null,

@@ -33,7 +33,7 @@ import { explainEmptyPack } from './empty-pack.js';
 import { runQueryChannels } from './query-channels.js';
 import { expandMultiHop } from './expand.js';
 import { ephemeralText, pieceCost } from './render.js';
-import { summaryItems } from './summary-items.js';
+import { summaryItems, withoutSummaries } from './summary-items.js';
 import { refsOf, scoreUnion, selectUnion, signalContext } from './score.js';
 import { type TraceDraft, newTraceId, tracedRequest, writeTrace } from './trace.js';
 
@@ -116,16 +116,19 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
   if (factReport) factReport.blocked = [...pool.blocked.values()].filter((b) => b.kind === 'fact').length;
   stages.begin('score');
   const signals = signalContext(plan, req.scopes);
-  const scored = scoreUnion(lists, selection, pool, plan, signals);
+  const scored = withoutSummaries(scoreUnion(lists, selection, pool, plan, signals));
 
   stages.begin('pack');
   const mask = deps.mask ?? (deps.principal.pii ? (t: string) => t : maskPii);
   const builder = new PackBuilder(req.budgetTokens, deps.charsPerToken, mask);
   const ephemeral = mask(ephemeralText(req.ephemeralContext));
-  const leading = packLeading(builder, ephemeral, state, plan.query, req.budgetTokens, deps.charsPerToken);
   const floor = pool.context.queryVector !== null ? req.maxDistance : null;
-  builder.offer(builder.applyFloor(scored, floor), false);
-  await stages.run('expand', () => expandMultiHop(plan, deps.db, runner, pool, builder, signals));
+  const offerAnswers = async () => {
+    builder.offer(builder.applyFloor(scored, floor), false);
+    await stages.run('expand', () => expandMultiHop(plan, deps.db, runner, pool, builder, signals));
+  };
+  const budget = { cost: (t: string) => pieceCost(t, deps.charsPerToken), tokens: req.budgetTokens };
+  const leading = await packLeading(builder, ephemeral, state, plan.query, offerAnswers, budget);
   stages.begin('assemble');
 
   const traceId = newTraceId();
@@ -156,21 +159,28 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
 }
 
 /**
- * The pack's leading parts, in order: the caller's CURRENT state, what holds now for the named
- * entities (CURRENT_STATE), then their summaries (SUMMARIES). Returns the items offered.
+ * The pack's parts in the order they claim the budget: the caller's CURRENT state, what holds now
+ * for the named entities (CURRENT_STATE), the ranked items and their multi-hop expansion
+ * (`offerAnswers`), and last the named entities' summaries (SUMMARIES: an overview, in what
+ * budget the answers leave). Sections are rendered in their fixed order whatever the order they
+ * were filled in. Returns the leading and summary items offered.
  */
-function packLeading(
+async function packLeading(
   builder: PackBuilder,
   ephemeral: string,
   state: StateRows,
   query: string,
-  budgetTokens: number,
-  charsPerToken: number,
-): Scored[] {
+  offerAnswers: () => Promise<void>,
+  budget: { cost: (text: string) => number; tokens: number },
+): Promise<Scored[]> {
   builder.packCurrent(ephemeral);
   const stateItems = currentStateItems(state, query);
   builder.offerState(stateItems);
-  const summaries = summaryItems(state, query, (t) => pieceCost(t, charsPerToken), budgetTokens);
+  await offerAnswers();
+  // A summary a channel already brought (packed or not) is not offered twice.
+  const summaries = summaryItems(state, query, budget.cost, budget.tokens).filter(
+    (s) => !builder.decisions.has(s.candidate.key) && !builder.items.has(s.candidate.key),
+  );
   builder.offerState(summaries);
   return [...stateItems, ...summaries];
 }

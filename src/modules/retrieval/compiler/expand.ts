@@ -5,6 +5,7 @@
  * the same statement — and what is new is offered after the first pass. Multi-hop rows are never gated by the recall floor: bringing
  * back distant evidence is their point.
  */
+import { withoutSummaries } from './summary-items.js';
 import type { Queryable } from '../../../db/database.js';
 import type { CandidateRows } from '../store/candidate-store.js';
 import type { ChannelRunner } from '../pipeline/channel-runner.js';
@@ -71,5 +72,5 @@ export async function expandMultiHop(
   const hopScored = hopKeys
     .map((k) => scoreCandidate(pool.get(k)!, hopFused.get(k) ?? null, signals))
     .sort(compareScored);
-  builder.offer(hopScored, true);
+  builder.offer(withoutSummaries(hopScored), true);
 }

@@ -79,13 +79,16 @@ export function chunkCandidates(rows: ChunkCandidateRow[], refs: Pair[]): Hydrat
       namespace: r.namespace,
       localId: id,
       globalId: candidateGlobalId('chunk', r.namespace, id),
-      // Episodes; an observation's own text (its chunk's node is the observation); documents.
+      // Episodes; an entity's summary; an observation's own text (its chunk's node is the
+      // observation); documents.
       section:
         r.kind === 'episode'
           ? 'EPISODES'
-          : r.observationId === r.nodeKey
-            ? 'RECENT_OBSERVATIONS'
-            : 'DOCUMENTS',
+          : r.kind === 'summary'
+            ? 'SUMMARIES'
+            : r.observationId === r.nodeKey
+              ? 'RECENT_OBSERVATIONS'
+              : 'DOCUMENTS',
       title: r.heading ? `${r.title ?? r.nodeTitle ?? r.nodeKey} — ${r.heading}` : (r.title ?? r.nodeTitle),
       text: r.text,
       sourcePath: r.sourcePath,

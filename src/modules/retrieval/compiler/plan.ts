@@ -63,6 +63,8 @@ export function planCompilation(
       since: req.window?.since ?? null,
       until: req.window?.until ?? null,
       asOf: req.asOf ?? null,
+      // Summaries come into a pack through its SUMMARIES section only (summary-items.ts).
+      excludeKinds: ['summary'],
     },
     relevanceScopes: req.scopes.length > 0 ? req.scopes : null,
     visibleScopes: context.visibleScopes,

@@ -69,3 +69,12 @@ export function summaryItems(
   }
   return out;
 }
+
+/**
+ * Summaries enter a pack through the SUMMARIES section only (the named entities', in what the
+ * answers leave): one a channel or the multi-hop expansion brings would take an answer's place.
+ * Search serves them as hits.
+ */
+export function withoutSummaries(scored: Scored[]): Scored[] {
+  return scored.filter((s) => s.candidate.section !== 'SUMMARIES');
+}

@@ -23,6 +23,8 @@ export interface ChunkFilterValues {
   /** Containment: a chunk matches when its meta contains every given pair. */
   meta: Record<string, unknown> | null;
   kinds: string[] | null;
+  /** Chunk kinds left out (a context pack's channels leave out entity summaries). */
+  excludeKinds: string[] | null;
   /** A chunk matches when it carries at least one of these scopes. */
   scopes: string[] | null;
   /** Half-open window [since, until) on occurred_at, or created_at when it has none. */
@@ -40,6 +42,7 @@ export function chunkFilter(alias: string, f: ChunkFilterValues): SqlFragment {
     AND ${visible(alias, f.visibleScopes)}
     AND (${f.meta}::jsonb IS NULL OR ${a}.meta @> ${f.meta}::jsonb)
     AND (${f.kinds}::text[] IS NULL OR ${a}.kind = ANY(${f.kinds}::text[]))
+    AND (${f.excludeKinds}::text[] IS NULL OR ${a}.kind <> ALL(${f.excludeKinds}::text[]))
     AND (${f.scopes}::text[] IS NULL OR ${a}.scopes && ${f.scopes}::text[])
     AND (${f.since}::timestamptz IS NULL OR ${time} >= ${f.since}::timestamptz)
     AND (${f.until}::timestamptz IS NULL OR ${time} < ${f.until}::timestamptz)

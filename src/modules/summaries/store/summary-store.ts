@@ -171,7 +171,8 @@ export async function markNamespace(q: Queryable, namespace: string): Promise<nu
 export interface ClaimedMark {
   namespace: string;
   key: string;
-  markedAt: Date;
+  /** As the database holds it (text, microseconds kept): a clear compares it exactly. */
+  markedAt: string;
 }
 
 /** Takes up to `limit` due marks (one namespace at a time) for `leaseSeconds`. One statement. */
@@ -192,7 +193,7 @@ export async function claimDue(q: Queryable, limit: number, leaseSeconds: number
      )
      UPDATE summary_refresh r SET locked_until = clock_timestamp() + make_interval(secs => ${leaseSeconds})
      FROM picked p WHERE r.namespace = p.namespace AND r.entity_key = p.entity_key
-     RETURNING r.namespace, r.entity_key AS key, r.marked_at AS "markedAt"`,
+     RETURNING r.namespace, r.entity_key AS key, r.marked_at::text AS "markedAt"`,
   );
   return rows;
 }

@@ -10,6 +10,7 @@ export type ChunkFilter = ChunkFilterValues;
 export const NO_FILTERS: Omit<ChunkFilter, 'namespaces' | 'visibleScopes'> = {
   meta: null,
   kinds: null,
+  excludeKinds: null,
   scopes: null,
   since: null,
   until: null,
