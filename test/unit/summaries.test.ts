@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { salientLine } from '../../src/domain/salient-text.js';
+import { extractiveSummary } from '../../src/modules/retrieval/session-summary.js';
 import { draftSummaries } from '../../src/modules/summaries/summary-builder.js';
 import { summaryClasses } from '../../src/modules/summaries/summary-classes.js';
 import type {
@@ -122,6 +123,17 @@ describe('the extractive summary rule', () => {
   it('keeps of a long note the sentences that name the entity or state a change', () => {
     const text = `${'Unrelated chatter about lunch. '.repeat(10)}Falcon ships on Friday. The venue changed to Lisbon.`;
     expect(salientLine(text, 220, ['Falcon'])).toBe('Falcon ships on Friday. The venue changed to Lisbon.');
+  });
+});
+
+describe('session compacts use the same rule', () => {
+  it('keep of a long message the sentences that carry a decision or a change, not only the first', () => {
+    const long = `${'We went through the open tickets one by one and talked about the backlog. '.repeat(3)}We decided to ship on Friday.`;
+    const compact = extractiveSummary('s1', [
+      { content: long, occurredAt: new Date('2024-10-01T09:00:00Z') },
+    ]);
+    expect(compact).toContain('We decided to ship on Friday.');
+    expect(compact.split('\n')[1]!.startsWith('- We went through the open tickets')).toBe(true);
   });
 });
 
