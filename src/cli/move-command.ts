@@ -1,6 +1,5 @@
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
-import { dumpDatabase } from '../db/dump.js';
 import type { NamespaceDigest } from '../modules/portability/index.js';
 import { UsageError, parseArgs } from './args.js';
 import { restoreInto } from './backup-command.js';
@@ -34,6 +33,7 @@ export async function moveDatabase(
   source: Location,
   target: Location,
 ): Promise<{ digests: NamespaceDigest[]; differences: string[]; ms: number }> {
+  const { dumpDatabase } = await import('../db/dump.js');
   const started = performance.now();
   const before = await locationDigests(source, null);
   const db = await openLocation(source, true);
