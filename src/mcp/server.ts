@@ -20,7 +20,7 @@ import type { RunGraphQL } from './graphql-runner.js';
 import { toolInputJsonSchema } from './json-schema.js';
 import { MCP_RESOURCE_TEMPLATES, readResource } from './resources.js';
 import { argumentsError, inToolTerms, toolError } from './tool-errors.js';
-import { MCP_TOOLS, type McpTool } from './tools.js';
+import type { McpTool } from './tools.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -40,9 +40,11 @@ export function createMcpServer(run: RunGraphQL): Server {
         'remember what happened, assert_facts for what is known, trace_provenance to cite.',
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: MCP_TOOLS.map(describeTool) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: (await loadTools()).map(describeTool),
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const tool = MCP_TOOLS.find((t) => t.name === request.params.name);
+    const tool = (await loadTools()).find((t) => t.name === request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${request.params.name}".`);
     return callTool(tool, request.params.arguments ?? {}, run);
   });
@@ -56,6 +58,14 @@ export function createMcpServer(run: RunGraphQL): Server {
     (request): Promise<ReadResourceResult> => readResource(request.params.uri, run),
   );
   return server;
+}
+
+/**
+ * The tools, loaded on first use: their schemas come from the services' modules, most of the
+ * gateway's code, which `initialize` does not need (stdio answers it before loading them).
+ */
+function loadTools(): Promise<readonly McpTool[]> {
+  return import('./tools.js').then((m) => m.MCP_TOOLS);
 }
 
 function describeTool(tool: McpTool): Tool {
