@@ -80,7 +80,8 @@ export async function startStdioProxy(endpoint: URL, token: string | undefined):
 
 /** ECONNREFUSED, ENOTFOUND…: what fetch's "fetch failed" hides in its cause. */
 function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; errors?: { code?: string }[]; message?: string } }).cause;
+  type Cause = { code?: string; errors?: { code?: string }[]; message?: string };
+  const cause = (error as { cause?: Cause }).cause;
   return cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message ?? (error as Error).message;
 }
 
