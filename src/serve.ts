@@ -3,6 +3,8 @@ import { type AddressInfo, createServer } from 'node:net';
 import { createApp } from './app.js';
 import { assertBindAllowed } from './auth/local-mode.js';
 import type { Config } from './config.js';
+import { recordLockAddress } from './db/data-dir-lock.js';
+import { embeddedFolder } from './db/open-database.js';
 import { createHttpServer } from './http.js';
 import { createMcpHttpHandler } from './mcp/http.js';
 import { startOtlpTracing } from './observability/tracing.js';
@@ -45,6 +47,10 @@ export async function serve(config: Config): Promise<void> {
     throw error;
   }
   const { port } = server.address() as AddressInfo;
+  // A process refused the embedded folder (memgate mcp, import) can then say where this one answers.
+  if (app.deps.db.backend === 'pglite') {
+    recordLockAddress(embeddedFolder(config), `http://${clientHost(config.host)}:${port}`);
+  }
   logger.info('memgate listening', {
     url: `http://${config.host}:${port}/graphql`,
     backend: app.deps.db.backend,
@@ -97,6 +103,13 @@ function listenOn<S extends Server | ReturnType<typeof createServer>>(
       resolve(server);
     });
   });
+}
+
+/** The host a local client dials: a wildcard bind is reached on loopback. */
+function clientHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 function closeServer(server: { close(cb: () => void): unknown }): Promise<void> {

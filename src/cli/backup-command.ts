@@ -12,9 +12,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
-import { DUMP_COMPLETE, dumpDatabase } from '../db/dump.js';
-import { restoreDump } from '../db/restore.js';
-import { migrate, readEmbeddingSettings } from '../kernel/store/migrate.js';
+import type { restoreDump } from '../db/restore.js';
 import { UsageError, parseArgs } from './args.js';
 import { type Location, configuredLocation, describeLocation, openLocation } from './database-location.js';
 import { createProgress, formatBytes, formatSeconds } from './progress.js';
@@ -74,7 +72,10 @@ export async function fetchBackup(gatewayUrl: string, token: string | undefined)
 }
 
 /** True when the file ends with pg_dump's closing line (a cut-off backup does not). */
-export function isCompleteDump(file: string): boolean {
+export async function isCompleteDump(file: string): Promise<boolean> {
+  // The dump and restore code (with the PostgreSQL driver) loads when a backup command runs,
+  // not at every start of the CLI.
+  const { DUMP_COMPLETE } = await import('../db/dump.js');
   const size = statSync(file).size;
   const length = Math.min(size, 512);
   const buffer = Buffer.alloc(length);
@@ -115,12 +116,14 @@ export async function backupTo(
         );
       });
       try {
+        const { dumpDatabase } = await import('../db/dump.js');
         await pipeline(await dumpDatabase(db), byteCounter(onBytes), createWriteStream(partial));
       } finally {
         await db.close();
       }
     }
-    if (!isCompleteDump(partial)) throw new Error('The backup stream ended early; no backup was written.');
+    if (!(await isCompleteDump(partial)))
+      throw new Error('The backup stream ended early; no backup was written.');
     renameSync(partial, out);
   } catch (error) {
     rmSync(partial, { force: true });
@@ -138,13 +141,17 @@ export async function restoreInto(
   totalBytes?: number,
   label = 'restore',
 ): Promise<{ statements: number; skipped: string[]; migrations: string[] }> {
+  const [{ restoreDump: restore }, { migrate, readEmbeddingSettings }] = await Promise.all([
+    import('../db/restore.js'),
+    import('../kernel/store/migrate.js'),
+  ]);
   const db = await openLocation(target, false);
   // Started once the target is open: a new folder's initdb is no part of the copy's rate.
   const progress = createProgress(label, process.stderr, 'bytes');
   let read = 0;
   let summary: Awaited<ReturnType<typeof restoreDump>>;
   try {
-    summary = await restoreDump(db, input, (n) => {
+    summary = await restore(db, input, (n) => {
       read += n;
       progress.update(read, totalBytes);
     });
@@ -191,7 +198,8 @@ registerCommand('restore', {
     if (positional.length !== 1) throw new UsageError('expected exactly one FILE');
     const file = positional[0]!;
     const size = statSync(file).size;
-    if (!isCompleteDump(file)) throw new Error(`${file} is not a complete memgate backup (pg_dump output).`);
+    if (!(await isCompleteDump(file)))
+      throw new Error(`${file} is not a complete memgate backup (pg_dump output).`);
     const target = configuredLocation(parseConfig({ ...process.env, MEMGATE_LOG_LEVEL: 'warn' }));
     const started = performance.now();
     const summary = await restoreInto(target, createReadStream(file), size);

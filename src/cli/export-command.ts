@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
 import type { Database } from '../db/database.js';
-import { type NamespaceDigest, checksums, writeExport } from '../modules/portability/index.js';
+import type { NamespaceDigest } from '../modules/portability/index.js';
 import { namespaceSchema } from '../kernel/validation.js';
 import { UsageError, parseArgs } from './args.js';
 import {
@@ -41,6 +41,8 @@ export async function exportTo(
   namespaces: string[] | null,
   out: string,
 ): Promise<{ records: number; namespaces: string[]; ms: number }> {
+  // Most of the gateway: loaded by the commands that use it, not by every start of the CLI.
+  const { writeExport } = await import('../modules/portability/index.js');
   const started = performance.now();
   const partial = `${out}.partial`;
   const db = await openLocation(location, true);
@@ -74,6 +76,7 @@ export async function digestsOf(
   namespaces: string[] | null,
   label = 'checksum',
 ): Promise<NamespaceDigest[]> {
+  const { checksums } = await import('../modules/portability/index.js');
   const progress = createProgress(label, process.stderr, 'records');
   try {
     return await checksums(db, namespaces, (done, total) => progress.update(done, total));

@@ -2,11 +2,9 @@ import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:
 import { LOCAL_PRINCIPAL } from '../auth/principal.js';
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
-import { importExport, isExportHeader } from '../modules/portability/index.js';
 import { namespaceSchema } from '../kernel/validation.js';
 import type { ImportSummary, ImportWriter } from '../modules/portability/index.js';
 import { createProgress, formatAmount, formatRate, formatSeconds } from './progress.js';
-import { remoteImportWriter } from './remote-writer.js';
 import { UsageError, parseArgs, positiveInt } from './args.js';
 import { configuredLocation, describeLocation, openLocation } from './database-location.js';
 
@@ -23,7 +21,7 @@ registerCommand('import', {
   summary: 'load a JSON Lines file of ObservationInput / DocumentInput, or a `memgate export` file',
   async run(args) {
     const exported = args.find((a) => !a.startsWith('--'));
-    if (exported && startsWithExportHeader(exported)) {
+    if (exported && (await startsWithExportHeader(exported))) {
       if (args.length > 1) {
         process.stderr.write(
           `${exported} is a memgate export: it is imported whole, without options.\n${USAGE}\n`,
@@ -75,6 +73,7 @@ registerCommand('import', {
     let writer: ImportWriter;
     let close = async () => {};
     if (url) {
+      const { remoteImportWriter } = await import('./remote-writer.js');
       writer = remoteImportWriter(url, token);
     } else {
       const { createApp } = await import('../app.js');
@@ -118,7 +117,10 @@ registerCommand('import', {
 });
 
 /** Reads just the first line: an export starts with its header, an observations file does not. */
-function startsWithExportHeader(file: string): boolean {
+async function startsWithExportHeader(file: string): Promise<boolean> {
+  // The portability module is most of the gateway: loaded when a command needs it, not by
+  // every command of the CLI (all of them register at start, this one included).
+  const { isExportHeader } = await import('../modules/portability/index.js');
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -136,6 +138,7 @@ function startsWithExportHeader(file: string): boolean {
 }
 
 async function importExportFile(file: string): Promise<number> {
+  const { importExport } = await import('../modules/portability/index.js');
   const size = statSync(file).size;
   const location = configuredLocation(parseConfig({ ...process.env, MEMGATE_LOG_LEVEL: 'warn' }));
   const db = await openLocation(location, false);

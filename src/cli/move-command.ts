@@ -1,8 +1,6 @@
 import { registerCommand } from '../cli-registry.js';
 import { parseConfig } from '../config.js';
-import { dumpDatabase } from '../db/dump.js';
-import { TargetNotEmptyError } from '../db/restore.js';
-import { readEmbeddingSettings } from '../kernel/store/migrate.js';
+import type { readEmbeddingSettings } from '../kernel/store/migrate.js';
 import type { NamespaceDigest } from '../modules/portability/index.js';
 import { UsageError, parseArgs } from './args.js';
 import { restoreInto } from './backup-command.js';
@@ -78,9 +76,10 @@ async function checkSource(source: Location): Promise<void> {
   }
   let settings: Awaited<ReturnType<typeof readEmbeddingSettings>>;
   try {
+    const { readEmbeddingSettings: readSettings } = await import('../kernel/store/migrate.js');
     const db = await openLocation(source, true);
     try {
-      settings = await readEmbeddingSettings(db);
+      settings = await readSettings(db);
     } finally {
       await db.close();
     }
@@ -112,6 +111,10 @@ export async function moveDatabase(
   source: Location,
   target: Location,
 ): Promise<{ digests: NamespaceDigest[]; differences: string[]; ms: number }> {
+  const [{ dumpDatabase }, { TargetNotEmptyError }] = await Promise.all([
+    import('../db/dump.js'),
+    import('../db/restore.js'),
+  ]);
   const started = performance.now();
   checkSides(source, target);
   await checkSource(source);

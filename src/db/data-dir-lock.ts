@@ -12,10 +12,12 @@ export interface DataDirLock {
   release(): void;
 }
 
-interface LockHolder {
+export interface LockHolder {
   pid: number;
   startedAt: string;
   command: string;
+  /** Where a gateway holding the folder answers (http://HOST:PORT), once it listens. */
+  url?: string;
 }
 
 export class DataDirLockedError extends Error {
@@ -74,6 +76,33 @@ export function lockDataDir(folder: string): DataDirLock {
   return { path, release };
 }
 
+/**
+ * The live process holding `folder`, if another one does: what its lock file records. Only a
+ * look (nothing is taken), for a process that wants to say so before it tries.
+ */
+export function folderHolder(folder: string): LockHolder | undefined {
+  const holder = readHolder(lockFilePath(folder));
+  return holder && holder.pid !== process.pid && isAlive(holder.pid) ? holder : undefined;
+}
+
+/**
+ * Adds the address a gateway listens on to the lock it holds, so that a process refused the
+ * folder can say where to reach it instead. Replaced by rename: readers see the old file or
+ * the new one, never half of one.
+ */
+export function recordLockAddress(folder: string, url: string): void {
+  const path = lockFilePath(folder);
+  const holder = readHolder(path);
+  if (holder?.pid !== process.pid) return;
+  const draft = `${path}.${process.pid}.${Date.now()}`;
+  try {
+    writeFileSync(draft, `${JSON.stringify({ ...holder, url })}\n`);
+    renameSync(draft, path);
+  } catch {
+    rmSync(draft, { force: true }); // the address is a courtesy; the lock itself stands
+  }
+}
+
 function readHolder(path: string): LockHolder | undefined {
   try {
     const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockHolder>;
@@ -82,6 +111,7 @@ function readHolder(path: string): LockHolder | undefined {
       pid: parsed.pid,
       startedAt: String(parsed.startedAt ?? 'unknown'),
       command: String(parsed.command ?? 'memgate'),
+      ...(typeof parsed.url === 'string' ? { url: parsed.url } : {}),
     };
   } catch {
     return undefined; // vanished or unreadable: treated as stale

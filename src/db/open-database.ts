@@ -9,6 +9,11 @@ export interface OpenDatabaseOptions {
   log?: (msg: string) => void;
 }
 
+/** The folder of the embedded database (its lock file lies beside it: data-dir-lock.ts). */
+export function embeddedFolder(config: Pick<Config, 'dataDir'>): string {
+  return join(config.dataDir, 'pgdata');
+}
+
 /** DATABASE_URL selects native PostgreSQL; otherwise the embedded PGlite in the data directory. */
 export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'statementTimeoutMs'>,
@@ -23,7 +28,7 @@ export async function openDatabase(
     });
   }
   const { openPglite } = await import('./pglite-database.js');
-  const dataDir = join(config.dataDir, 'pgdata');
+  const dataDir = embeddedFolder(config);
   if (existsSync(join(dataDir, 'PG_VERSION'))) return openPglite({ dataDir });
   const log = options.log ?? (() => {});
   const template = options.template?.();

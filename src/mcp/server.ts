@@ -15,10 +15,12 @@ import {
 import { parse } from 'graphql';
 import { MemgateError } from '../errors.js';
 import { DEFAULT_LIMITS, jsonDepthExceeds } from '../security/limits.js';
-import type { GraphQLErrorBody, RunGraphQL } from './graphql-runner.js';
+import { checkArguments } from './arguments.js';
+import type { RunGraphQL } from './graphql-runner.js';
 import { toolInputJsonSchema } from './json-schema.js';
 import { MCP_RESOURCE_TEMPLATES, readResource } from './resources.js';
-import { MCP_TOOLS, type McpTool } from './tools.js';
+import { argumentsError, inToolTerms, toolError } from './tool-errors.js';
+import type { McpTool } from './tools.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -38,9 +40,11 @@ export function createMcpServer(run: RunGraphQL): Server {
         'remember what happened, assert_facts for what is known, trace_provenance to cite.',
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: MCP_TOOLS.map(describeTool) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: (await loadTools()).map(describeTool),
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const tool = MCP_TOOLS.find((t) => t.name === request.params.name);
+    const tool = (await loadTools()).find((t) => t.name === request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${request.params.name}".`);
     return callTool(tool, request.params.arguments ?? {}, run);
   });
@@ -54,6 +58,14 @@ export function createMcpServer(run: RunGraphQL): Server {
     (request): Promise<ReadResourceResult> => readResource(request.params.uri, run),
   );
   return server;
+}
+
+/**
+ * The tools, loaded on first use: their schemas come from the services' modules, most of the
+ * gateway's code, which `initialize` does not need (stdio answers it before loading them).
+ */
+function loadTools(): Promise<readonly McpTool[]> {
+  return import('./tools.js').then((m) => m.MCP_TOOLS);
 }
 
 function describeTool(tool: McpTool): Tool {
@@ -91,13 +103,22 @@ export async function callTool(
       extensions: { code: 'BAD_USER_INPUT' },
     });
   }
-  const result = await run(tool.document, tool.variables?.(args) ?? args, operationName(tool));
+  // Numbers and booleans sent as text are read as such; problems are named by argument.
+  const checked = checkArguments(tool.input, args);
+  if (!checked.ok) return argumentsError(tool, checked.issues);
+  const result = await run(
+    tool.document,
+    tool.variables?.(checked.args) ?? checked.args,
+    operationName(tool),
+  );
   const [firstError] = result.errors ?? [];
   if (firstError || !result.data) {
-    return toolError(firstError ?? { message: 'No data.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+    return firstError
+      ? inToolTerms(tool, firstError)
+      : toolError({ message: 'No data.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
   }
   try {
-    const output = tool.result(result.data, args);
+    const output = tool.result(result.data, checked.args);
     const content: CallToolResult['content'] = [
       { type: 'text', text: output.text ?? JSON.stringify(output.structured, null, 2) },
     ];
@@ -124,14 +145,4 @@ function operationName(tool: McpTool): string {
     operationNames.set(tool, name);
   }
   return name;
-}
-
-/** A tool error carries the gateway's code (and details such as zod issues), never a stack. */
-function toolError(error: GraphQLErrorBody): CallToolResult {
-  const { code = 'INTERNAL_SERVER_ERROR', http: _http, ...details } = error.extensions ?? {};
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `${code}: ${error.message}` }],
-    structuredContent: { error: { code, message: error.message, ...details } },
-  };
 }

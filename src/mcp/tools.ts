@@ -64,6 +64,13 @@ interface PackData {
   };
 }
 
+interface EntityData {
+  title: string;
+  attributes: unknown;
+  version: { title: string; attributes: unknown; validFrom: string; validTo: string | null } | null;
+  facts: { totalCount: number; edges: { node: unknown }[] };
+}
+
 export const MCP_TOOLS: readonly McpTool[] = [
   {
     name: 'get_context',
@@ -182,8 +189,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'get_entity',
     title: 'Get an entity',
     description:
-      'One entity by key: its attributes as of a time (asOf, default now) and the facts it is an endpoint of ' +
-      '(valid at asOf; every version with includeHistory).',
+      'One entity by key: its title and attributes as of a time (asOf, default now; both null if the entity ' +
+      'had no version then) and the facts it is an endpoint of (valid at asOf; every version with includeHistory).',
     input: z
       .object({
         namespace: namespaceSchema,
@@ -195,8 +202,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
     document: `query McpGetEntity($namespace: String!, $key: String!, $asOf: DateTime, $first: Int,
         $predicates: [String!], $direction: Direction, $includeHistory: Boolean) {
       entity(namespace: $namespace, key: $key) {
-        id key kind title scopes stale placeholder
-        attributes(asOf: $asOf)
+        id key kind title scopes stale placeholder attributes
+        version(asOf: $asOf) { title attributes validFrom validTo }
         facts(asOf: $asOf, first: $first, predicates: $predicates, direction: $direction,
               includeHistory: $includeHistory) {
           totalCount
@@ -206,15 +213,20 @@ export const MCP_TOOLS: readonly McpTool[] = [
     }`,
     variables: (args) => ({ first: 20, ...args }),
     result: (data, args) => {
-      const entity = present(
-        data.entity as { facts: { totalCount: number; edges: { node: unknown }[] } } | null,
+      const { version, facts, ...entity } = present(
+        data.entity as EntityData | null,
         `No entity "${String(args.key)}" in namespace "${String(args.namespace)}".`,
       );
       return {
         structured: {
           ...entity,
-          facts: entity.facts.edges.map((e) => e.node),
-          factCount: entity.facts.totalCount,
+          // With asOf, the title and attributes of the version in force then, not today's.
+          title: args.asOf == null ? entity.title : (version?.title ?? null),
+          attributes: args.asOf == null ? entity.attributes : (version?.attributes ?? null),
+          ...(args.asOf != null && version?.title !== entity.title ? { currentTitle: entity.title } : {}),
+          version: version ? { validFrom: version.validFrom, validTo: version.validTo } : null,
+          facts: facts.edges.map((e) => e.node),
+          factCount: facts.totalCount,
         },
       };
     },

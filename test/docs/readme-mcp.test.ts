@@ -49,6 +49,37 @@ describe('README: the MCP client configurations work as written', { timeout: STD
     }
   });
 
+  it('relay: memgate mcp --url with MEMGATE_TOKEN reaches the running gateway over stdio', async () => {
+    const server = readmeConfig('relay').mcpServers.memgate as {
+      command: string;
+      args: string[];
+      env: Record<string, string>;
+    };
+    const port = new URL(gw.url).port;
+    const args = server.args.map((a) =>
+      a.replaceAll('/path/to/memgate', process.cwd()).replace('127.0.0.1:4000', `127.0.0.1:${port}`),
+    );
+    expect(args).toContain(`http://127.0.0.1:${port}`);
+    const env = { MEMGATE_TOKEN: server.env.MEMGATE_TOKEN!.replace('<token>', token) };
+    const stdio = await connectMcpStdio(env, { command: server.command, args });
+    try {
+      const written = await callTool(stdio.client, 'assert_facts', {
+        namespace: 'demo',
+        facts: [{ subject: 'bob', predicate: 'works_at', object: 'acme' }],
+      });
+      expect(written.data, written.text).toMatchObject({ accepted: 1 });
+      // Written through the gateway, so it reads it back over /graphql.
+      const read = await gw.gql<{ entity: { key: string } | null }>(
+        '{ entity(namespace: "demo", key: "bob") { key } }',
+        {},
+        { token },
+      );
+      expect(read.data?.entity).toEqual({ key: 'bob' });
+    } finally {
+      await stdio.close();
+    }
+  });
+
   it('http: the URL and header reach /mcp with a token', async () => {
     const server = readmeConfig('http').mcpServers.memgate as {
       type: string;

@@ -24,15 +24,23 @@ export async function connectMcpHttp(graphqlUrl: string, token?: string): Promis
 export const STDIO_TEST_TIMEOUT_MS = 180_000;
 
 /**
+ * `memgate mcp` from the sources (as the other tests read them; bin/memgate.js would run a
+ * build that may be older), as `args` after `mcp`.
+ */
+export function mcpCommand(...args: string[]): { command: string; args: string[] } {
+  return {
+    command: process.execPath,
+    args: ['--import', 'tsx', join(process.cwd(), 'src', 'cli.ts'), 'mcp', ...args],
+  };
+}
+
+/**
  * `memgate mcp` as a child process on a database of its own (a fresh PGlite directory, or a
  * fresh native database from the test template when DATABASE_URL is set), driven over stdio.
  */
 export async function connectMcpStdio(
   env: Record<string, string> = {},
-  command: { command: string; args: string[] } = {
-    command: process.execPath,
-    args: [join(process.cwd(), 'bin', 'memgate.js'), 'mcp'],
-  },
+  command: { command: string; args: string[] } = mcpCommand(),
   /** A database another server used before (freshDatabaseEnv); the caller drops it. */
   shared?: McpDatabase,
 ): Promise<{ client: Client; stderr: () => string; close(): Promise<void> }> {

@@ -288,6 +288,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     });
     expect(answer.isError).toBe(true);
     expect(answer.data.error).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    expect(answer.text).toBe('LIMIT_EXCEEDED: observations: 51 items, at most 50 allowed.');
   });
 
   it('audits unmasked personal data served through a tool, like a GraphQL read', async () => {

@@ -18,6 +18,7 @@ const fragment = (
   heading: 'Heading',
   sourcePath: `kb/${n}.md`,
   text,
+  section: 'DOCUMENTS' as const,
   ...extra,
 });
 
@@ -43,6 +44,40 @@ describe('search context text', () => {
         '',
         SECTION_HEADERS.relatedEntities,
         '- [person:alice] (person) Alice (distance 1)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('lists chat messages under the observations header and documents under theirs, as a pack does', () => {
+    const message = { key: 'obs-1', title: null, heading: null, sourcePath: null };
+    const text = renderSearchContext(
+      [
+        fragment(1, 'Alice: the deploy is blocked.', { ...message, section: 'RECENT_OBSERVATIONS' }),
+        fragment(2, 'Deploy guide body.'),
+        fragment(3, 'Bob: I restarted it.', { ...message, key: 'obs-2', section: 'RECENT_OBSERVATIONS' }),
+      ],
+      [],
+    );
+    expect(text).toBe(
+      [
+        CONTEXT_BANNER,
+        '',
+        SECTION_HEADERS.documents,
+        '',
+        '<<<source [2] doc:2 | Title 2 — Heading | source: kb/2.md>>>',
+        'Deploy guide body.',
+        FENCE_CLOSE,
+        '',
+        SECTION_HEADERS.recentObservations,
+        '',
+        '<<<source [1] obs-1>>>',
+        'Alice: the deploy is blocked.',
+        FENCE_CLOSE,
+        '',
+        '<<<source [3] obs-2>>>',
+        'Bob: I restarted it.',
+        FENCE_CLOSE,
         '',
       ].join('\n'),
     );

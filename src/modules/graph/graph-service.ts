@@ -6,6 +6,7 @@ import type { ChunkRow } from '../../kernel/store/chunk-store.js';
 import type { EntityRow } from '../../kernel/store/entity-store.js';
 import type { FactRow } from '../../kernel/store/fact-store.js';
 import {
+  type AttributeVersionRow,
   type Cursored,
   type ObservationFilter,
   type TimelineCursor,
@@ -55,6 +56,9 @@ export interface TimelineEvent {
 }
 
 export type TimelinePage = LazyPage<TimelineEvent> & { entity: EntityRow };
+
+/** One version of an entity's title and attributes, with the interval it was in force. */
+export type EntityVersionModel = AttributeVersionRow & { namespace: string };
 
 export const MAX_NEIGHBORS = 40;
 export const MAX_PATH_HOPS = 4;
@@ -271,6 +275,18 @@ export class GraphService {
     if (!asOf) return entity.attributes;
     const version = await this.loaders.graph.attributesAt(asOf).load(nsKey(entity.namespace, entity.key));
     return version?.attributes ?? null;
+  }
+
+  /**
+   * The version (title and attributes) in force at `asOf`, default now; null when none was:
+   * before the entity's first version, or for a placeholder that no write has filled in.
+   */
+  async version(entity: EntityRow, asOf: Date | null | undefined): Promise<EntityVersionModel | null> {
+    assertCanRead(this.scope.principal, entity.namespace);
+    const version = await this.loaders.graph
+      .attributesAt(asOf ?? new Date())
+      .load(nsKey(entity.namespace, entity.key));
+    return version ? { ...version, namespace: entity.namespace } : null;
   }
 
   async entityChunks(entity: EntityRow, page: PageArgs): Promise<LazyPage<ChunkRow>> {

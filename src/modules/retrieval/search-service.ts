@@ -4,6 +4,7 @@ import { assertCanRead } from '../../auth/principal.js';
 import { parseInput } from '../../errors.js';
 import { nsKey } from '../../kernel/loaders.js';
 import { llmFor } from '../../providers/llm.js';
+import { chunkSection } from './pipeline/chunk-section.js';
 import { type ContextEntity, type ContextFragment, renderSearchContext } from './pipeline/context-text.js';
 import {
   type ChannelStat,
@@ -338,6 +339,7 @@ export class SearchService {
         sourcePath: h.chunk.sourcePath ?? owner?.sourcePath ?? null,
         occurredAt: h.chunk.occurredAt ? new Date(h.chunk.occurredAt) : null,
         text: h.chunk.text,
+        section: chunkSection(h.chunk),
       };
     });
     const related: ContextEntity[] = neighbors.map((n) => {

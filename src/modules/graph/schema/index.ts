@@ -1,5 +1,6 @@
 import './neighbor.js';
 import './entity-relations.js';
+import './entity-version.js';
 import './graph-path.js';
 import './provenance.js';
 import './timeline.js';

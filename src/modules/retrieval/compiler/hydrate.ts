@@ -4,6 +4,7 @@
  * Hard filters happened in SQL; here rows become candidates or BLOCKED ones.
  */
 import type { Queryable } from '../../../db/database.js';
+import { chunkSection } from '../pipeline/chunk-section.js';
 import { EVIDENCE_RANK } from '../../../domain/evidence.js';
 import {
   type CandidatePairs,
@@ -79,16 +80,7 @@ export function chunkCandidates(rows: ChunkCandidateRow[], refs: Pair[]): Hydrat
       namespace: r.namespace,
       localId: id,
       globalId: candidateGlobalId('chunk', r.namespace, id),
-      // Episodes; an entity's summary; an observation's own text (its chunk's node is the
-      // observation); documents.
-      section:
-        r.kind === 'episode'
-          ? 'EPISODES'
-          : r.kind === 'summary'
-            ? 'SUMMARIES'
-            : r.observationId === r.nodeKey
-              ? 'RECENT_OBSERVATIONS'
-              : 'DOCUMENTS',
+      section: chunkSection(r),
       title: r.heading ? `${r.title ?? r.nodeTitle ?? r.nodeKey} — ${r.heading}` : (r.title ?? r.nodeTitle),
       text: r.text,
       sourcePath: r.sourcePath,

@@ -5,11 +5,13 @@ import {
   renderDelimited,
   sanitizeLabel,
 } from '../../../domain/untrusted-text.js';
+import { CHUNK_SECTION_HEADERS, type ChunkSection } from './chunk-section.js';
 
 /**
  * Search results rendered for a prompt: the found fragments, numbered so an answer can cite
- * them as [n], each fenced with its key, title, heading and source; then the related entities
- * of the graph. Every piece of stored text is untrusted: bodies go through
+ * them as [n], each fenced with its key, title, heading and source, under the section a context
+ * pack shows them in (episodes, documents, observations such as chat messages); then the
+ * related entities of the graph. Every piece of stored text is untrusted: bodies go through
  * `neutralizeUntrusted` inside our fence, labels are reduced to one safe line, so nothing a
  * source wrote can pass for an instruction, a role marker or one of our headers.
  */
@@ -24,6 +26,8 @@ export interface ContextFragment {
   /** When it happened, if known (conversations and events). */
   occurredAt?: Date | null;
   text: string;
+  /** What the text is: the section it is listed under (chunk-section.ts). */
+  section: ChunkSection;
 }
 
 export interface ContextEntity {
@@ -59,9 +63,12 @@ export function renderRelatedEntity(e: ContextEntity): string {
 export function renderSearchContext(fragments: ContextFragment[], related: ContextEntity[]): string {
   if (fragments.length === 0 && related.length === 0) return '';
   const out = [CONTEXT_BANNER];
-  if (fragments.length > 0) {
-    out.push('', SECTION_HEADERS.documents);
-    for (const f of fragments) out.push('', renderFragment(f));
+  // Each section keeps the fragments' rank order; their numbers stay those of the hits.
+  for (const [section, header] of Object.entries(CHUNK_SECTION_HEADERS)) {
+    const inSection = fragments.filter((f) => f.section === section);
+    if (inSection.length === 0) continue;
+    out.push('', SECTION_HEADERS[header]);
+    for (const f of inSection) out.push('', renderFragment(f));
   }
   if (related.length > 0) {
     out.push('', SECTION_HEADERS.relatedEntities);
