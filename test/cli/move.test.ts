@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/pglite-database.js';
 import { cli } from '../helpers/cli.js';
-import { pgliteTemplatePath } from '../helpers/test-database.js';
+import { pgliteTemplatePath, preparePgliteTemplate } from '../helpers/test-database.js';
 
 /**
  * `memgate move` through the real CLI in a child process: every message names the source and
@@ -55,6 +55,7 @@ describe('memgate move: both sides named, one database never moved onto itself',
   beforeAll(async () => {
     // A memgate database in a folder, from the migrated template (no initdb in the test).
     source = folder();
+    await preparePgliteTemplate();
     const db = await openPglite({
       dataDir: join(source, 'pgdata'),
       loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),

@@ -55,6 +55,11 @@ export async function prepareTemplate(): Promise<void> {
     await admin.end();
     return;
   }
+  await preparePgliteTemplate();
+}
+
+/** The embedded template alone: a test that builds a data folder needs it on either backend. */
+export async function preparePgliteTemplate(): Promise<void> {
   const path = pgliteTemplatePath();
   if (existsSync(path)) return;
   mkdirSync(cacheDir, { recursive: true });
