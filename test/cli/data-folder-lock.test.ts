@@ -118,7 +118,7 @@ describe.skipIf(onNativePostgres)('one process per embedded data folder', () => 
       '2',
     ]);
     expect(imported.stdout).toMatch(/accepted 3 {2}partial 0 {2}duplicate 0 {2}rejected 1/);
-    expect(imported.stdout).toMatch(/line 4: BAD_USER_INPUT not JSON/);
+    expect(imported.stdout).toMatch(/line 4: not JSON: .*\(BAD_USER_INPUT\)/);
     expect(imported.status).toBe(1);
     const again = await run('src/cli.ts', ['import', file, '--namespace', 'lock', '--url', url]);
     expect(again.stdout).toMatch(/accepted 0 {2}partial 0 {2}duplicate 3 {2}rejected 1/);

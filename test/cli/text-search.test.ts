@@ -26,7 +26,7 @@ describe.skipIf(onNativePostgres)('memgate text-search (the command)', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('re-indexes the namespace with a progress line and prints where its chunks are', async () => {
+  it('re-indexes the namespace and prints where its chunks are', async () => {
     const res = await new Promise<{ status: number | null; stdout: string; stderr: string }>(
       (resolve, reject) => {
         const child = spawn(
@@ -50,7 +50,8 @@ describe.skipIf(onNativePostgres)('memgate text-search (the command)', () => {
       },
     );
     expect(res.stdout).toBe('help-ru: russian (chunks: russian 2)\n');
-    expect(res.stderr).toMatch(/text-search help-ru/);
+    // Progress lines are for jobs longer than one interval: this one is done before the first.
+    expect(res.stderr).not.toMatch(/error|failed/i);
     expect(res.status).toBe(0);
   }, 300_000);
 });
