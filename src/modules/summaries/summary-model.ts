@@ -3,7 +3,7 @@ import { maskPii } from '../../domain/pii.js';
 import { salientLine } from '../../domain/salient-text.js';
 import { type Llm, parseJsonReply, withDeadline } from '../../providers/llm.js';
 import type { SummaryMaterial } from './summary-material.js';
-import { SUMMARY_MAX_CHARS, type SummaryDraft, namesOf } from './summary-text.js';
+import { SUMMARY_MAX_CHARS, type SummaryDraft, day, namesOf, statedAttributes } from './summary-text.js';
 
 /**
  * A summary written by the model from the same material as the extractive one: the statements the
@@ -30,17 +30,12 @@ interface Tagged {
   observation?: string;
 }
 
-const day = (iso: string) => iso.slice(0, 10);
-
 /** The draft's statements, tagged, in the draft's order. */
 export function taggedStatements(m: SummaryMaterial, draft: SummaryDraft): Tagged[] {
-  const attrs = Object.entries(m.entity.attributes ?? {})
-    .filter(([k, v]) => v !== null && v !== '' && !k.startsWith('_'))
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([k, v], i) => ({
-      tag: `A${i + 1}`,
-      text: `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`,
-    }));
+  const attrs = statedAttributes(m.entity.attributes).map(([k, v], i) => ({
+    tag: `A${i + 1}`,
+    text: `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`,
+  }));
   const facts = draft.sources.facts
     .map((id) => m.facts.find((f) => f.factId === id))
     .filter((f) => f !== undefined)

@@ -29,19 +29,25 @@ export interface SummaryDraft {
   sources: SummarySources;
 }
 
-const day = (iso: string) => iso.slice(0, 10);
+/** The day of an ISO instant, as summaries date things. */
+export const day = (iso: string) => iso.slice(0, 10);
 
 function valueText(v: unknown): string {
   const text = typeof v === 'string' ? v : JSON.stringify(v);
   return cutAtWord(text.replace(/\s+/g, ' ').trim(), VALUE_CHARS);
 }
 
-function attributeLines(attributes: Record<string, unknown> | null): string[] {
+/** The attributes a summary states, by name: set (not null or empty) and not internal (`_…`). */
+export function statedAttributes(attributes: Record<string, unknown> | null): [string, unknown][] {
   if (!attributes) return [];
   return Object.keys(attributes)
     .filter((k) => attributes[k] !== null && attributes[k] !== '' && !k.startsWith('_'))
     .sort()
-    .map((k) => `- ${k}: ${valueText(attributes[k])}`);
+    .map((k) => [k, attributes[k]]);
+}
+
+function attributeLines(attributes: Record<string, unknown> | null): string[] {
+  return statedAttributes(attributes).map(([k, v]) => `- ${k}: ${valueText(v)}`);
 }
 
 interface FactGroup {
