@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { openPglite } from '../../src/db/pglite-database.js';
 import { openPostgres } from '../../src/db/postgres-database.js';
-import { TEST_EMBEDDING, openTestDatabase, pgliteTemplatePath } from '../helpers/test-database.js';
+import { openFromTemplate, openTestDatabase, TEST_EMBEDDING } from '../helpers/test-database.js';
 
 /**
  * kill -9 in the middle of an import, online batches and the bulk path alike: a real child
@@ -56,10 +56,7 @@ async function freshLocation(): Promise<Location> {
   }
   const dir = mkdtempSync(join(tmpdir(), 'memgate-crash-'));
   const dataDir = join(dir, 'data');
-  const seed = await openPglite({
-    dataDir: join(dataDir, 'pgdata'),
-    loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
-  });
+  const seed = await openFromTemplate(join(dataDir, 'pgdata'));
   await seed.close();
   return {
     env: { MEMGATE_DATA_DIR: dataDir },

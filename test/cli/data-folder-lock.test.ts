@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataDirLockedError, lockDataDir, lockFilePath } from '../../src/db/data-dir-lock.js';
 import { openPglite } from '../../src/db/pglite-database.js';
-import { TEST_EMBEDDING, onNativePostgres, pgliteTemplatePath } from '../helpers/test-database.js';
+import { onNativePostgres, openFromTemplate, TEST_EMBEDDING } from '../helpers/test-database.js';
 
 interface Finished {
   status: number | null;
@@ -34,10 +34,7 @@ describe.skipIf(onNativePostgres)('one process per embedded data folder', () => 
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
-    const db = await openPglite({
-      dataDir: pgdata,
-      loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
-    });
+    const db = await openFromTemplate(pgdata);
     await db.close();
   });
   afterAll(() => {

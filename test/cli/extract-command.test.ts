@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import {
   startFakeOpenAI,
 } from '../helpers/fake-openai.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
-import { TEST_EMBEDDING, openTestDatabase, pgliteTemplatePath } from '../helpers/test-database.js';
+import { openFromTemplate, openTestDatabase, TEST_EMBEDDING } from '../helpers/test-database.js';
 import { RECORD, factsOf, message, setUpTeamNamespace } from '../graphql/extraction-fixture.js';
 
 /**
@@ -101,10 +101,7 @@ beforeAll(async () => {
     cleanup = () => db.close();
   } else {
     const dataDir = join(dir, 'data');
-    const seed = await openPglite({
-      dataDir: join(dataDir, 'pgdata'),
-      loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
-    });
+    const seed = await openFromTemplate(join(dataDir, 'pgdata'));
     await seed.close();
     env = { ...common, MEMGATE_DATA_DIR: dataDir };
     open = () => openPglite({ dataDir: join(dataDir, 'pgdata') });

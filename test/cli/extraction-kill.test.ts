@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import {
   extractionMessages,
   startFakeOpenAI,
 } from '../helpers/fake-openai.js';
-import { openTestDatabase, pgliteTemplatePath } from '../helpers/test-database.js';
+import { openFromTemplate, openTestDatabase } from '../helpers/test-database.js';
 import { RECORD } from '../graphql/extraction-fixture.js';
 
 /**
@@ -93,10 +93,7 @@ async function freshLocation(): Promise<Location> {
   }
   const dir = mkdtempSync(join(tmpdir(), 'memgate-extraction-kill-'));
   const dataDir = join(dir, 'data');
-  const seed = await openPglite({
-    dataDir: join(dataDir, 'pgdata'),
-    loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
-  });
+  const seed = await openFromTemplate(join(dataDir, 'pgdata'));
   await seed.close();
   return {
     env: { MEMGATE_DATA_DIR: dataDir },

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -7,9 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_PRINCIPAL } from '../../src/auth/principal.js';
 import { parseImportLine } from '../../src/modules/portability/import-service.js';
 import { importJsonl } from '../../src/cli/local-import.js';
-import { openPglite } from '../../src/db/pglite-database.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
-import { TEST_EMBEDDING, onNativePostgres, pgliteTemplatePath } from '../helpers/test-database.js';
+import { onNativePostgres, openFromTemplate, TEST_EMBEDDING } from '../helpers/test-database.js';
 
 const obs = (i: number, extra: Record<string, unknown> = {}) => ({
   source: { system: 'chat', stream: 'room-1', externalId: `m${i}` },
@@ -139,10 +138,7 @@ describe.skipIf(onNativePostgres)('memgate import (the command)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'memgate-import-'));
   // Start from the migrated template instead of paying for initdb in the child.
   beforeAll(async () => {
-    const db = await openPglite({
-      dataDir: join(dir, 'data', 'pgdata'),
-      loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
-    });
+    const db = await openFromTemplate(join(dir, 'data', 'pgdata'));
     await db.close();
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

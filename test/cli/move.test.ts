@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPglite } from '../../src/db/pglite-database.js';
 import { cli } from '../helpers/cli.js';
-import { pgliteTemplatePath, preparePgliteTemplate } from '../helpers/test-database.js';
+import { openFromTemplate } from '../helpers/test-database.js';
 
 /**
  * `memgate move` through the real CLI in a child process: every message names the source and
@@ -55,11 +54,7 @@ describe('memgate move: both sides named, one database never moved onto itself',
   beforeAll(async () => {
     // A memgate database in a folder, from the migrated template (no initdb in the test).
     source = folder();
-    await preparePgliteTemplate();
-    const db = await openPglite({
-      dataDir: join(source, 'pgdata'),
-      loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
-    });
+    const db = await openFromTemplate(join(source, 'pgdata'));
     await db.close();
   }, 120_000);
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import type { Database } from '../../src/db/database.js';
 import { openPglite } from '../../src/db/pglite-database.js';
 import { openPostgres } from '../../src/db/postgres-database.js';
 import { cliOk as ok } from '../helpers/cli.js';
-import { TEST_EMBEDDING, openTestDatabase, pgliteTemplatePath } from '../helpers/test-database.js';
+import { openFromTemplate, openTestDatabase, TEST_EMBEDDING } from '../helpers/test-database.js';
 
 /**
  * `memgate export --checksum` digests memory, not the indexes derived from it: records written by
@@ -58,10 +58,7 @@ beforeAll(async () => {
     cleanup = () => db.close();
   } else {
     const dataDir = join(dir, 'data');
-    const seed = await openPglite({
-      dataDir: join(dataDir, 'pgdata'),
-      loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
-    });
+    const seed = await openFromTemplate(join(dataDir, 'pgdata'));
     await seed.close();
     env = { ...common, MEMGATE_DATA_DIR: dataDir };
     open = () => openPglite({ dataDir: join(dataDir, 'pgdata') });

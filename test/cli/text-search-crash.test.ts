@@ -1,11 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitOf, killGatewayProcesses, startGatewayProcess } from '../helpers/gateway-process.js';
 import type { Database } from '../../src/db/database.js';
-import { openPglite } from '../../src/db/pglite-database.js';
-import { openTestDatabase, pgliteTemplatePath } from '../helpers/test-database.js';
+import { openFromTemplate, openTestDatabase } from '../helpers/test-database.js';
 
 /**
  * A change of a namespace's text-search language, interrupted by kill -9 of the real gateway
@@ -50,10 +49,7 @@ async function freshLocation(): Promise<{ env: Record<string, string>; cleanup()
   }
   const dir = mkdtempSync(join(tmpdir(), 'memgate-ts-crash-'));
   const dataDir = join(dir, 'data');
-  const db = await openPglite({
-    dataDir: join(dataDir, 'pgdata'),
-    loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
-  });
+  const db = await openFromTemplate(join(dataDir, 'pgdata'));
   await seed(db);
   await db.close();
   return {

@@ -1,20 +1,16 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPglite } from '../../src/db/pglite-database.js';
-import { TEST_EMBEDDING, onNativePostgres, pgliteTemplatePath } from '../helpers/test-database.js';
+import { onNativePostgres, openFromTemplate, TEST_EMBEDDING } from '../helpers/test-database.js';
 
 // `memgate text-search NAMESPACE CONFIGURATION`, end to end, on an embedded database of its own
 // (seeded from the PGlite template, so embedded pass only).
 describe.skipIf(onNativePostgres)('memgate text-search (the command)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'memgate-text-search-'));
   beforeAll(async () => {
-    const db = await openPglite({
-      dataDir: join(dir, 'data', 'pgdata'),
-      loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
-    });
+    const db = await openFromTemplate(join(dir, 'data', 'pgdata'));
     await db.query(
       `INSERT INTO entities (namespace, key, kind, title) VALUES ('help-ru', 'a', 'document', 'A'), ('help-ru', 'b', 'document', 'B')`,
     );

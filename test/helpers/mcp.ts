@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -7,8 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import pg from 'pg';
-import { openPglite } from '../../src/db/pglite-database.js';
-import { TEST_EMBEDDING, nativeTemplateName, pgliteTemplatePath } from './test-database.js';
+import { nativeTemplateName, openFromTemplate, TEST_EMBEDDING } from './test-database.js';
 
 /** The SDK's own client on a gateway's /mcp, presenting `token` when given. */
 export async function connectMcpHttp(graphqlUrl: string, token?: string): Promise<Client> {
@@ -83,10 +82,7 @@ export async function freshDatabaseEnv(): Promise<McpDatabase> {
   const url = process.env.DATABASE_URL;
   if (!url) {
     // Unpacked from the migrated test template, so the child skips initdb and migrations.
-    const db = await openPglite({
-      dataDir: join(dataDir, 'pgdata'),
-      loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
-    });
+    const db = await openFromTemplate(join(dataDir, 'pgdata'));
     await db.close();
     return { env: { MEMGATE_DATA_DIR: dataDir }, drop: async () => {} };
   }

@@ -72,6 +72,15 @@ export async function preparePgliteTemplate(): Promise<void> {
   renameSync(tmp, path);
 }
 
+/**
+ * An embedded database in `pgdata` unpacked from the migrated template (no initdb, no
+ * migrations), on either backend: the template is built first when this run has not yet.
+ */
+export async function openFromTemplate(pgdata: string): ReturnType<typeof openPglite> {
+  await preparePgliteTemplate();
+  return openPglite({ dataDir: pgdata, loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]) });
+}
+
 /** A fresh, migrated, empty database for one test file, on the backend CI selected. */
 export async function openTestDatabase(): Promise<Database & { url?: string }> {
   const url = process.env.DATABASE_URL;

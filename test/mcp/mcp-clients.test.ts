@@ -1,11 +1,10 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { type Socket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openPglite } from '../../src/db/pglite-database.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { killGatewayProcesses, startGatewayProcess } from '../helpers/gateway-process.js';
 import {
@@ -16,7 +15,7 @@ import {
   mcpCommand,
 } from '../helpers/mcp.js';
 import { writeTokensFile } from '../helpers/principals.js';
-import { TEST_EMBEDDING, pgliteTemplatePath } from '../helpers/test-database.js';
+import { openFromTemplate, TEST_EMBEDDING } from '../helpers/test-database.js';
 
 /**
  * What real MCP clients send and need to read: numbers and booleans typed as text, errors in
@@ -291,10 +290,7 @@ function spawnMcp(args: string[], env: Record<string, string>) {
 /** A fresh embedded data folder unpacked from the migrated template. */
 async function embeddedDataDir(): Promise<string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'memgate-mcp-held-'));
-  const db = await openPglite({
-    dataDir: join(dataDir, 'pgdata'),
-    loadDataDir: new Blob([readFileSync(pgliteTemplatePath())]),
-  });
+  const db = await openFromTemplate(join(dataDir, 'pgdata'));
   await db.close();
   return dataDir;
 }
