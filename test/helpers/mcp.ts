@@ -44,13 +44,26 @@ export async function connectMcpStdio(
   shared?: McpDatabase,
 ): Promise<{ client: Client; stderr: () => string; close(): Promise<void> }> {
   const database = shared ?? (await freshDatabaseEnv());
+  const child = spawnMcpStdio(command, { ...database.env, ...env });
+  await child.connect();
+  return {
+    client: child.client,
+    stderr: child.stderr,
+    async close() {
+      await child.close();
+      if (!shared) await database.drop();
+    },
+  };
+}
+
+/** `memgate mcp` spawned, its stderr kept, not yet connected: a test may expect the handshake to fail. */
+export function spawnMcpStdio(command: { command: string; args: string[] }, env: Record<string, string>) {
   const transport = new StdioClientTransport({
     ...command,
     env: {
       PATH: process.env.PATH ?? '',
       MEMGATE_EMBEDDER: TEST_EMBEDDING.model,
       MEMGATE_LOG_LEVEL: 'warn',
-      ...database.env,
       ...env,
     },
     stderr: 'pipe',
@@ -60,14 +73,11 @@ export async function connectMcpStdio(
     stderr += chunk.toString('utf8');
   });
   const client = new Client({ name: 'memgate-test', version: '1.0.0' });
-  await client.connect(transport);
   return {
     client,
+    connect: () => client.connect(transport),
     stderr: () => stderr,
-    async close() {
-      await client.close();
-      if (!shared) await database.drop();
-    },
+    close: () => client.close(),
   };
 }
 

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { type Socket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
@@ -13,6 +13,7 @@ import {
   connectMcpHttp,
   connectMcpStdio,
   mcpCommand,
+  spawnMcpStdio,
 } from '../helpers/mcp.js';
 import { writeTokensFile } from '../helpers/principals.js';
 import { openFromTemplate, TEST_EMBEDDING } from '../helpers/test-database.js';
@@ -264,27 +265,7 @@ describe('MCP over stdio: arguments as clients send them', { timeout: STDIO_TEST
 
 /** `memgate mcp` with its stderr kept, whether or not its initialize succeeds. */
 function spawnMcp(args: string[], env: Record<string, string>) {
-  const transport = new StdioClientTransport({
-    ...mcpCommand(...args),
-    env: {
-      PATH: process.env.PATH ?? '',
-      MEMGATE_EMBEDDER: TEST_EMBEDDING.model,
-      MEMGATE_LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  const client = new Client({ name: 'memgate-test', version: '1.0.0' });
-  return {
-    client,
-    connect: () => client.connect(transport),
-    stderr: () => stderr,
-    close: () => client.close(),
-  };
+  return spawnMcpStdio(mcpCommand(...args), env);
 }
 
 /** A fresh embedded data folder unpacked from the migrated template. */
