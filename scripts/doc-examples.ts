@@ -83,7 +83,11 @@ const PLACEHOLDER = /"<([A-Za-z][A-Za-z0-9]*)>"/g;
 export class DocSession {
   private readonly remembered = new Map<string, string>();
 
-  constructor(private readonly graphqlUrl: string) {}
+  /** `token`, when given, is sent as a bearer token (a gateway with a tokens file wants one). */
+  constructor(
+    private readonly graphqlUrl: string,
+    private readonly token?: string,
+  ) {}
 
   async run(example: DocExample): Promise<GraphQLBody> {
     const where = `${example.file}:${example.line}`;
@@ -92,7 +96,7 @@ export class DocSession {
       if (value === undefined) throw new Error(`${where}: no earlier response has a field "${name}"`);
       return JSON.stringify(value);
     });
-    const body = await runExample({ ...example, text }, this.graphqlUrl);
+    const body = await runExample({ ...example, text }, this.graphqlUrl, this.token);
     // The first occurrence in this response wins over older ones.
     const seen = new Set<string>();
     const walk = (value: unknown): void => {
@@ -116,25 +120,35 @@ export class DocSession {
  * Runs one example against the gateway at `graphqlUrl` and returns the parsed response; throws
  * with the file and line when it errs (or, for an expect-error block, when it does not).
  * curl examples address the documented default port; they are pointed at `graphqlUrl`'s.
+ * With a `token`, every request carries it as `Authorization: Bearer …` (curl's too).
  */
-export async function runExample(example: DocExample, graphqlUrl: string): Promise<GraphQLBody> {
+export async function runExample(
+  example: DocExample,
+  graphqlUrl: string,
+  token?: string,
+): Promise<GraphQLBody> {
   const where = `${example.file}:${example.line}`;
   let status: number;
   let body: GraphQLBody;
   if (example.kind === 'graphql') {
     const response = await fetch(graphqlUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
       body: JSON.stringify({ query: example.text }),
     });
     status = response.status;
     body = (await response.json()) as GraphQLBody;
   } else {
     const { host } = new URL(graphqlUrl);
-    const command = example.text.replace(
-      /(?:https?:\/\/)?(?:localhost|127\.0\.0\.1):4000/g,
-      `http://${host}`,
-    );
+    let command = example.text.replace(/(?:https?:\/\/)?(?:localhost|127\.0\.0\.1):4000/g, `http://${host}`);
+    if (token) {
+      if (!/^[A-Za-z0-9_-]+$/.test(token)) throw new Error('a bearer token is letters, digits, _ and -');
+      command = command.replace(/\bcurl\s/g, `curl -H 'authorization: Bearer ${token}' `);
+    }
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', `${command}\n`], { timeout: 60_000 });
     status = 200;
     // A scrape example prints Prometheus text, not GraphQL: it must show the exposition format.

@@ -3,6 +3,12 @@
  * `<node24> --import tsx scripts/smoke.ts`): start `dist/main.js` on an empty data folder, run
  * the README tour (its GraphQL and curl examples, in order), then ask for context. Exits
  * non-zero on the first failure.
+ *
+ * Against a gateway that is already running (scripts/ci-containers.sh: a container's published
+ * port), with MEMGATE_TOKEN as the bearer token when the gateway has a tokens file:
+ *   node --import tsx scripts/smoke.ts --url http://127.0.0.1:4000                  the tour, then context
+ *   node --import tsx scripts/smoke.ts --url http://127.0.0.1:4000 --context-only   context only: the
+ *     tour's data must still be there (after a restart, or on a new container over the same volume)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -46,6 +52,34 @@ const CONTEXT_QUERY = `query {
   }
 }`;
 
+/** The README tour (unless `contextOnly`), then a context query that must find the tour's data. */
+async function runTour(base: string, options: { contextOnly: boolean; token?: string }): Promise<string> {
+  const tour = options.contextOnly ? [] : allExamples(root, ['README.md']);
+  const session = new DocSession(`${base}/graphql`, options.token);
+  for (const example of tour) await session.run(example);
+  const context = await runExample(
+    { kind: 'graphql', file: 'scripts/smoke.ts', line: 0, text: CONTEXT_QUERY },
+    `${base}/graphql`,
+    options.token,
+  );
+  const pack = (context.data as { context?: { sections: { items: unknown[] }[] } } | undefined)?.context;
+  const items = pack?.sections.flatMap((section) => section.items) ?? [];
+  if (!items.length) throw new Error(`context returned no items: ${JSON.stringify(context)}`);
+  return options.contextOnly
+    ? `a context query (${items.length} items) answered`
+    : `${tour.length} README examples and a context query (${items.length} items) answered`;
+}
+
+async function againstRunning(base: string, contextOnly: boolean): Promise<void> {
+  const ok = await fetch(`${base}/readyz`).then(
+    (r) => r.ok,
+    () => false,
+  );
+  if (!ok) throw new Error(`${base}/readyz is not ok`);
+  const token = process.env.MEMGATE_TOKEN || undefined;
+  process.stdout.write(`smoke against ${base}: ${await runTour(base, { contextOnly, token })}\n`);
+}
+
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'memgate-smoke-'));
   const port = await freePort();
@@ -58,19 +92,9 @@ async function main(): Promise<void> {
     const base = `http://127.0.0.1:${port}`;
     await waitReady(base, child);
     const ready = performance.now() - started;
-    const tour = allExamples(root, ['README.md']);
-    const session = new DocSession(`${base}/graphql`);
-    for (const example of tour) await session.run(example);
-    const context = await runExample(
-      { kind: 'graphql', file: 'scripts/smoke.ts', line: 0, text: CONTEXT_QUERY },
-      `${base}/graphql`,
-    );
-    const pack = (context.data as { context?: { sections: { items: unknown[] }[] } } | undefined)?.context;
-    const items = pack?.sections.flatMap((section) => section.items) ?? [];
-    if (!items.length) throw new Error(`context returned no items: ${JSON.stringify(context)}`);
+    const answered = await runTour(base, { contextOnly: false });
     process.stdout.write(
-      `smoke on Node ${process.version}: ready in ${(ready / 1000).toFixed(1)} s, ` +
-        `${tour.length} README examples and a context query (${items.length} items) answered\n`,
+      `smoke on Node ${process.version}: ready in ${(ready / 1000).toFixed(1)} s, ${answered}\n`,
     );
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -80,4 +104,12 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+const args = process.argv.slice(2);
+const urlAt = args.indexOf('--url');
+if (urlAt >= 0) {
+  const url = args[urlAt + 1];
+  if (!url) throw new Error('--url needs the gateway base URL, e.g. http://127.0.0.1:4000');
+  await againstRunning(url.replace(/\/+$/, ''), args.includes('--context-only'));
+} else {
+  await main();
+}
