@@ -40,19 +40,36 @@ export function disableTracing(): void {
 }
 
 /**
- * Registers a Node tracer provider exporting over OTLP/HTTP. The exporter reads the standard
- * OTEL_EXPORTER_OTLP_* variables itself; the W3C trace-context propagator is the default.
+ * The share of new traces recorded when OTEL_TRACES_SAMPLER is unset: one request in ten.
+ * A caller's sampled trace is always continued, an unsampled one never recorded.
  */
-export async function startOtlpTracing(serviceName: string): Promise<{ shutdown(): Promise<void> }> {
-  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
-    await Promise.all([
-      import('@opentelemetry/sdk-trace-node'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/resources'),
-    ]);
-  const nodeProvider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+export const DEFAULT_TRACE_RATIO = 0.1;
+
+/**
+ * Registers a Node tracer provider exporting over OTLP/HTTP. The exporter reads the standard
+ * OTEL_EXPORTER_OTLP_* variables itself; the W3C trace-context propagator is the default. With
+ * OTEL_TRACES_SAMPLER set the SDK builds the sampler it names (with OTEL_TRACES_SAMPLER_ARG);
+ * without it, parent-based with DEFAULT_TRACE_RATIO of new traces.
+ */
+export async function startOtlpTracing(
+  serviceName: string,
+  env: Record<string, string | undefined> = process.env,
+): Promise<{ shutdown(): Promise<void> }> {
+  const [sdk, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+  ]);
+  const nodeProvider = new sdk.NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? serviceName }),
+    spanProcessors: [new sdk.BatchSpanProcessor(new OTLPTraceExporter())],
+    ...(env.OTEL_TRACES_SAMPLER
+      ? {}
+      : {
+          sampler: new sdk.ParentBasedSampler({
+            root: new sdk.TraceIdRatioBasedSampler(DEFAULT_TRACE_RATIO),
+          }),
+        }),
   });
   nodeProvider.register();
   enableTracing(nodeProvider);
@@ -80,6 +97,11 @@ export function withRequestSpan(req: IncomingMessage, res: ServerResponse, run: 
     },
     parent,
   );
+  // Sampled out: no context to carry, so nothing below looks for a span or starts one.
+  if (!span.isRecording()) {
+    run();
+    return;
+  }
   res.on('close', () => {
     span.setAttribute('http.response.status_code', res.statusCode);
     if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });

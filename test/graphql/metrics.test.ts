@@ -36,13 +36,21 @@ function sampleValue(text: string, name: string, labels: Record<string, string>)
 describe('/metrics', () => {
   afterAll(() => disableMetrics());
 
-  it('is off by default: /metrics is not served', async () => {
-    const gw = await startTestGateway();
+  it('is on by default, and MEMGATE_METRICS=0 stops serving /metrics', async () => {
+    const byDefault = await startTestGateway();
     try {
-      const res = await fetch(gw.url.replace('/graphql', '/metrics'));
+      const res = await fetch(byDefault.url.replace('/graphql', '/metrics'));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('graphql_envelop_request');
+    } finally {
+      await byDefault.close();
+    }
+    const off = await startTestGateway({ MEMGATE_METRICS: '0' });
+    try {
+      const res = await fetch(off.url.replace('/graphql', '/metrics'));
       expect(res.status).toBe(404);
     } finally {
-      await gw.close();
+      await off.close();
     }
   });
 
