@@ -20,6 +20,14 @@ import {
 let tracer: Tracer | null = null;
 let provider: TracerProvider | null = null;
 
+/**
+ * The context manager startOtlpTracing registers, kept idle while no sampled request is in
+ * flight: an AsyncLocalStorage, once entered, hooks every promise of the process (some 50 µs of
+ * CPU per request on Node 20) until it is disabled again. Entering it (`context.with`) wakes it.
+ */
+let idleableContext: { disable(): unknown } | null = null;
+let sampledInFlight = 0;
+
 export function activeTracer(): Tracer | null {
   return tracer;
 }
@@ -55,11 +63,13 @@ export async function startOtlpTracing(
   serviceName: string,
   env: Record<string, string | undefined> = process.env,
 ): Promise<{ shutdown(): Promise<void> }> {
-  const [sdk, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
-    import('@opentelemetry/sdk-trace-node'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
-    import('@opentelemetry/resources'),
-  ]);
+  const [sdk, { OTLPTraceExporter }, { resourceFromAttributes }, { AsyncLocalStorageContextManager }] =
+    await Promise.all([
+      import('@opentelemetry/sdk-trace-node'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/context-async-hooks'),
+    ]);
   const nodeProvider = new sdk.NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? serviceName }),
     spanProcessors: [new sdk.BatchSpanProcessor(new OTLPTraceExporter())],
@@ -71,7 +81,9 @@ export async function startOtlpTracing(
           }),
         }),
   });
-  nodeProvider.register();
+  const contextManager = new AsyncLocalStorageContextManager();
+  nodeProvider.register({ contextManager });
+  idleableContext = contextManager.disable();
   enableTracing(nodeProvider);
   return { shutdown: () => nodeProvider.shutdown() };
 }
@@ -89,23 +101,22 @@ export function withRequestSpan(req: IncomingMessage, res: ServerResponse, run: 
   }
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
   const path = (req.url ?? '/').split('?')[0] ?? '/';
-  const span = t.startSpan(
-    `${req.method ?? 'GET'} ${path}`,
-    {
-      kind: SpanKind.SERVER,
-      attributes: { 'http.request.method': req.method ?? 'GET', 'url.path': path },
-    },
-    parent,
-  );
+  const method = req.method ?? 'GET';
+  // Attributes once sampled: the SDK sanitises those given to startSpan even for a span it drops.
+  const span = t.startSpan(`${method} ${path}`, { kind: SpanKind.SERVER }, parent);
   // Sampled out: no context to carry, so nothing below looks for a span or starts one.
   if (!span.isRecording()) {
     run();
     return;
   }
+  span.setAttributes({ 'http.request.method': method, 'url.path': path });
+  sampledInFlight += 1;
   res.on('close', () => {
     span.setAttribute('http.response.status_code', res.statusCode);
     if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
+    sampledInFlight -= 1;
+    if (sampledInFlight === 0) idleableContext?.disable();
   });
   context.with(trace.setSpan(parent, span), run);
 }
