@@ -3,7 +3,14 @@ import type { Plugin } from 'graphql-yoga';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Principal } from '../auth/principal.js';
 import type { Context } from '../context.js';
-import { type DatabaseLoad, type Metrics, boundedLabel, enableMetrics } from './metrics.js';
+import {
+  type DatabaseLoad,
+  type Metrics,
+  type ScrapeGauge,
+  boundedLabel,
+  enableMetrics,
+  registerScrapeGauges,
+} from './metrics.js';
 import { NONE, type OperationLabels, OperationLabeler } from './operation-labels.js';
 import { useOperationSpans } from './operation-spans.js';
 import { instrumentRootFields } from './root-fields.js';
@@ -140,22 +147,14 @@ function operationMetrics(options: MetricsEndpointOptions, labeler: OperationLab
   const children = operationChildren(metrics);
   const requests = new WeakMap<Request, RequestRecord>();
   return {
-    async onRequest({ url, request, fetchAPI, endResponse }) {
+    // Synchronous for every request but a scrape: an async hook costs each request a promise.
+    onRequest({ url, request, fetchAPI, endResponse }) {
       if (url.pathname !== '/metrics') {
         requests.set(request, { started: performance.now(), labels: NONE, children: null });
         return;
       }
-      const refusal = authenticate ? await refuseNonAdmin(authenticate, request) : null;
-      if (refusal) {
-        endResponse(
-          new fetchAPI.Response(refusal.body, { status: refusal.status, headers: refusal.headers }),
-        );
-        return;
-      }
-      endResponse(
-        new fetchAPI.Response(await registry.metrics(), {
-          headers: { 'content-type': registry.contentType },
-        }),
+      return scrape(request, authenticate, registry).then(({ body, status, headers }) =>
+        endResponse(new fetchAPI.Response(body, { status, headers })),
       );
     },
     onExecute({ args }) {
@@ -197,6 +196,17 @@ function operationMetrics(options: MetricsEndpointOptions, labeler: OperationLab
   };
 }
 
+/** The exposition, or why the caller may not read it. */
+async function scrape(
+  request: Request,
+  authenticate: MetricsEndpointOptions['authenticate'],
+  registry: Registry,
+): Promise<{ body: string; status: number; headers: Record<string, string> }> {
+  const refusal = authenticate ? await refuseNonAdmin(authenticate, request) : null;
+  if (refusal) return refusal;
+  return { body: await registry.metrics(), status: 200, headers: { 'content-type': registry.contentType } };
+}
+
 async function refuseNonAdmin(
   authenticate: (request: Request) => Promise<Principal> | Principal,
   request: Request,
@@ -226,6 +236,8 @@ export interface ObservabilityOptions {
   metricsEnabled: boolean;
   db: { load?(): DatabaseLoad; observeQueueWait?(listener: ((ms: number) => void) | undefined): void };
   authenticate?: (request: Request) => Promise<Principal> | Principal;
+  /** Gauges the features read on scrape (queue depths). */
+  gauges?: readonly ScrapeGauge[];
 }
 
 /** Everything /metrics and tracing add to the gateway; nothing at all when both are off. */
@@ -236,6 +248,7 @@ export function observabilityPlugins(options: ObservabilityOptions): Plugin[] {
     const { db } = options;
     const metrics = enableMetrics(() => db.load?.() ?? {});
     db.observeQueueWait?.((ms) => metrics.pgliteQueueWait.observe(ms / 1000));
+    registerScrapeGauges(metrics, options.gauges ?? []);
     plugins.push(operationMetrics({ metrics, authenticate: options.authenticate }, labeler) as Plugin);
   }
   if (plugins.length > 0) instrumentRootFields(options.schema);
