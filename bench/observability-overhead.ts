@@ -71,6 +71,8 @@ export async function startOtlpSink(): Promise<OtlpSink> {
 export const OBSERVED_SCENARIOS = ['entity', 'page', 'walk', 'search', 'context'];
 export const OBSERVED_INGEST = 'recordObservations';
 
+const PROFILE_DIR = process.env.MEMGATE_BENCH_PROFILE_DIR;
+
 const MODES: readonly ObservabilityMode[] = ['off', 'on', 'full'];
 
 /** One side's work in a round: what it took, per request (reads) or per item (writes). */
@@ -113,9 +115,13 @@ export async function measureObservability(
         const mode = MODES[side]!;
         await ctx.gateway.observability(mode);
         await workload.warm(r);
+        // MEMGATE_BENCH_PROFILE_DIR: a CPU profile of each side's last round, to see where it goes.
+        const profile = PROFILE_DIR && r === rounds - 1;
+        if (profile) await ctx.gateway.profileStart();
         const cpuBefore = (await ctx.gateway.memory()).cpuMs;
         const { latencies, items } = await workload.run(r, side);
         const cpuMs = (await ctx.gateway.memory()).cpuMs - cpuBefore;
+        if (profile) await ctx.gateway.profileStop(`${PROFILE_DIR}/${workload.name}-${mode}.cpuprofile`);
         const l = latency(latencies);
         sides[mode].push({ p50: l.p50, mean: l.mean, cpuMsPerRequest: cpuMs / Math.max(1, items) });
       }

@@ -200,11 +200,29 @@ export interface ScrapeGauge<L extends string = string> {
   read(): Promise<readonly { labels?: Partial<Record<L, string>>; value: number }[]>;
 }
 
+/**
+ * A feature's metrics: counters it declares up front (so a scrape lists them before their
+ * first event) and gauges it reads on scrape.
+ */
+export interface FeatureMetrics {
+  declare?(registry: Registry): void;
+  gauges?: readonly ScrapeGauge[];
+}
+
+/** Declares each feature's metrics on the registry and registers its scrape gauges. */
+export function registerFeatureMetrics(metrics: Metrics, features: readonly FeatureMetrics[]): void {
+  for (const feature of features) feature.declare?.(metrics.registry);
+  registerScrapeGauges(
+    metrics,
+    features.flatMap((f) => f.gauges ?? []),
+  );
+}
+
 /** What each registered scrape gauge reads: the newest gateway's (a process may hold several). */
 const scrapeReads = new WeakMap<Registry, Map<string, ScrapeGauge['read']>>();
 
 /** Registers `gauges` on the metrics registry (once per name), reading through these from now on. */
-export function registerScrapeGauges(metrics: Metrics, gauges: readonly ScrapeGauge[]): void {
+function registerScrapeGauges(metrics: Metrics, gauges: readonly ScrapeGauge[]): void {
   let reads = scrapeReads.get(metrics.registry);
   if (!reads) {
     reads = new Map();

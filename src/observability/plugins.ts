@@ -6,10 +6,10 @@ import type { Context } from '../context.js';
 import {
   type DatabaseLoad,
   type Metrics,
-  type ScrapeGauge,
+  type FeatureMetrics,
   boundedLabel,
   enableMetrics,
-  registerScrapeGauges,
+  registerFeatureMetrics,
 } from './metrics.js';
 import { NONE, type OperationLabels, OperationLabeler } from './operation-labels.js';
 import { useOperationSpans } from './operation-spans.js';
@@ -236,8 +236,8 @@ export interface ObservabilityOptions {
   metricsEnabled: boolean;
   db: { load?(): DatabaseLoad; observeQueueWait?(listener: ((ms: number) => void) | undefined): void };
   authenticate?: (request: Request) => Promise<Principal> | Principal;
-  /** Gauges the features read on scrape (queue depths). */
-  gauges?: readonly ScrapeGauge[];
+  /** The features' own metrics: counters declared up front, gauges read on scrape (queue depths). */
+  features?: readonly FeatureMetrics[];
 }
 
 /** Everything /metrics and tracing add to the gateway; nothing at all when both are off. */
@@ -248,7 +248,7 @@ export function observabilityPlugins(options: ObservabilityOptions): Plugin[] {
     const { db } = options;
     const metrics = enableMetrics(() => db.load?.() ?? {});
     db.observeQueueWait?.((ms) => metrics.pgliteQueueWait.observe(ms / 1000));
-    registerScrapeGauges(metrics, options.gauges ?? []);
+    registerFeatureMetrics(metrics, options.features ?? []);
     plugins.push(operationMetrics({ metrics, authenticate: options.authenticate }, labeler) as Plugin);
   }
   if (plugins.length > 0) instrumentRootFields(options.schema);

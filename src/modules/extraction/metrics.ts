@@ -1,6 +1,11 @@
 import { Counter, type Registry } from 'prom-client';
 import type { Queryable } from '../../db/database.js';
-import { type ScrapeGauge, activeMetrics, boundedLabel } from '../../observability/metrics.js';
+import {
+  type FeatureMetrics,
+  type ScrapeGauge,
+  activeMetrics,
+  boundedLabel,
+} from '../../observability/metrics.js';
 import { readQueueGauges } from './store/job-store.js';
 
 /**
@@ -17,7 +22,10 @@ const byRegistry = new WeakMap<Registry, ExtractionMetrics>();
 
 function metrics(): ExtractionMetrics | null {
   const registry = activeMetrics()?.registry;
-  if (!registry) return null;
+  return registry ? countersOf(registry) : null;
+}
+
+function countersOf(registry: Registry): ExtractionMetrics {
   let m = byRegistry.get(registry);
   if (!m) {
     const registers = [registry];
@@ -74,8 +82,15 @@ export function countJobs(outcome: 'done' | 'retry' | 'dead', n: number): void {
   metrics()?.jobs.inc({ outcome }, n);
 }
 
-/** The queue's depth by status and the age of its oldest waiting job, read on each scrape. */
-export function extractionQueueGauges(db: Queryable): ScrapeGauge[] {
+/**
+ * The counters, declared up front; the queue's depth by status and the age of its oldest waiting
+ * job, read on each scrape.
+ */
+export function extractionMetrics(db: Queryable): FeatureMetrics {
+  return { declare: countersOf, gauges: queueGauges(db) };
+}
+
+function queueGauges(db: Queryable): ScrapeGauge[] {
   const read = () => readQueueGauges(db);
   return [
     {

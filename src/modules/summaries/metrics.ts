@@ -1,14 +1,11 @@
 import { Counter, type Registry } from 'prom-client';
 import type { Queryable } from '../../db/database.js';
-import { type ScrapeGauge, activeMetrics } from '../../observability/metrics.js';
+import { type FeatureMetrics, type ScrapeGauge, activeMetrics } from '../../observability/metrics.js';
 import { readRefreshGauges } from './store/summary-store.js';
 
 const refreshes = new WeakMap<Registry, Counter<'outcome'>>();
 
-/** Entities whose summaries a refresher round rebuilt (`rebuilt`) or failed to (`failed`). */
-export function countRefreshes(outcome: 'rebuilt' | 'failed', entities: number): void {
-  const registry = activeMetrics()?.registry;
-  if (!registry || entities === 0) return;
+function refreshCounter(registry: Registry): Counter<'outcome'> {
   let counter = refreshes.get(registry);
   if (!counter) {
     counter = new Counter({
@@ -19,11 +16,24 @@ export function countRefreshes(outcome: 'rebuilt' | 'failed', entities: number):
     });
     refreshes.set(registry, counter);
   }
-  counter.inc({ outcome }, entities);
+  return counter;
 }
 
-/** The refresh queue, read on each scrape: entities marked, due now, and the oldest mark's age. */
-export function summaryRefreshGauges(db: Queryable): ScrapeGauge[] {
+/** Entities whose summaries a refresher round rebuilt (`rebuilt`) or failed to (`failed`). */
+export function countRefreshes(outcome: 'rebuilt' | 'failed', entities: number): void {
+  const registry = activeMetrics()?.registry;
+  if (registry && entities > 0) refreshCounter(registry).inc({ outcome }, entities);
+}
+
+/**
+ * The refresh counter, declared up front; the refresh queue, read on each scrape: entities
+ * marked (waiting or due) and the oldest mark's age.
+ */
+export function summaryMetrics(db: Queryable): FeatureMetrics {
+  return { declare: refreshCounter, gauges: refreshGauges(db) };
+}
+
+function refreshGauges(db: Queryable): ScrapeGauge[] {
   const read = () => readRefreshGauges(db);
   return [
     {
