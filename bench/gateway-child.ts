@@ -10,6 +10,9 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import type { TracerProvider } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { AlwaysOnSampler, BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { createApp } from '../src/app.js';
 import { parseConfig } from '../src/config.js';
 import type { Database } from '../src/db/database.js';
@@ -36,8 +39,11 @@ export type ChildRequest =
   | { type: 'replay'; repeats: number }
   | { type: 'query'; sql: string; params?: unknown[] }
   | { type: 'memory' }
-  /** Serve with metrics and tracing on or off (started with MEMGATE_BENCH_OBSERVABILITY=1). */
-  | { type: 'observability'; on: boolean }
+  /**
+   * Serve with metrics and tracing off, on as shipped (the default sampler), or on with every
+   * request traced (started with MEMGATE_BENCH_OBSERVABILITY=1).
+   */
+  | { type: 'observability'; mode: ObservabilityMode }
   /** Serve as the gateway with a model configured or as the plain one (MEMGATE_BENCH_MODEL_URL). */
   | { type: 'model-extraction'; on: boolean }
   /** Run the model-extraction worker until nothing is ready (MEMGATE_BENCH_MODEL_URL). */
@@ -46,6 +52,8 @@ export type ChildRequest =
   | { type: 'profile-start' }
   | { type: 'profile-stop'; file: string }
   | { type: 'stop' };
+
+export type ObservabilityMode = 'off' | 'on' | 'full';
 
 /** What one drain of the model-extraction queue did. */
 export interface ExtractionDrain {
@@ -109,16 +117,22 @@ const { port } = server.address() as AddressInfo;
 
 /**
  * A second gateway over the same app with /metrics and OpenTelemetry on: spans go through the
- * real OTLP/HTTP exporter to the parent's sink (OTEL_EXPORTER_OTLP_ENDPOINT). Built after the
- * plain one, which therefore has no observability plugins at all; both start switched off.
+ * real OTLP/HTTP exporter to the parent's sink (OTEL_EXPORTER_OTLP_ENDPOINT), sampled as
+ * shipped (`on`) or all of them (`full`, a second provider). Built after the plain one, which
+ * therefore has no observability plugins at all; both start switched off.
  */
-async function observedGateway(): Promise<{ gateway: Gateway; provider: TracerProvider }> {
+async function observedGateway(): Promise<{ gateway: Gateway; on: TracerProvider; full: TracerProvider }> {
   await startOtlpTracing('memgate-bench');
-  const provider = activeTracerProvider()!;
+  const on = activeTracerProvider()!;
+  const full = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'memgate-bench' }),
+    sampler: new AlwaysOnSampler(),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+  });
   const gateway = createGateway({ ...app.deps, config: { ...config, metrics: true } });
   disableTracing();
   disableMetrics();
-  return { gateway, provider };
+  return { gateway, on, full };
 }
 
 /**
@@ -158,17 +172,21 @@ async function drainExtraction(): Promise<ExtractionDrain> {
   return drained;
 }
 
-function switchObservability(on: boolean): void {
-  if (!observed) throw new Error('started without MEMGATE_BENCH_OBSERVABILITY=1');
-  if (on) {
-    enableTracing(observed.provider);
-    enableMetrics(() => capture.db.load?.() ?? {});
-    current = observed.gateway;
-  } else {
+/**
+ * Off is as a process started without metrics or an OTLP endpoint (the context manager, idle
+ * while no sampled request is in flight, costs nothing then either).
+ */
+function switchObservability(mode: ObservabilityMode): void {
+  if (mode === 'off') {
     disableTracing();
     disableMetrics();
     current = app.gateway;
+    return;
   }
+  if (!observed) throw new Error('started without MEMGATE_BENCH_OBSERVABILITY=1');
+  enableTracing(mode === 'full' ? observed.full : observed.on);
+  enableMetrics(() => capture.db.load?.() ?? {});
+  current = observed.gateway;
 }
 
 // Connected on the first profile request only: a run that never profiles has no session.
@@ -200,7 +218,7 @@ async function handle(request: ChildRequest): Promise<unknown> {
     case 'memory':
       return memory();
     case 'observability':
-      switchObservability(request.on);
+      switchObservability(request.mode);
       return null;
     case 'model-extraction':
       switchModel(request.on);

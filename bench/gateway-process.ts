@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CaptureSummary, ReplayResult } from './capture.js';
 import type { Location } from './database.js';
-import type { ChildMemory, ChildRequest, ExtractionDrain } from './gateway-child.js';
+import type { ChildMemory, ChildRequest, ExtractionDrain, ObservabilityMode } from './gateway-child.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -22,7 +22,7 @@ export interface GatewayProcess {
   query<R>(sql: string, params?: unknown[]): Promise<R[]>;
   memory(): Promise<ChildMemory>;
   /** Metrics and tracing on or off (a gateway started with MEMGATE_BENCH_OBSERVABILITY=1). */
-  observability(on: boolean): Promise<void>;
+  observability(mode: ObservabilityMode): Promise<void>;
   /**
    * Serve as the gateway with the model configured (on) or as the plain one (off); started
    * with `processEnv.MEMGATE_BENCH_MODEL_URL`.
@@ -114,7 +114,7 @@ export async function startGateway(
     replay: (repeats) => ask<ReplayResult>({ type: 'replay', repeats }),
     query: (sql, params) => ask({ type: 'query', sql, params }),
     memory: () => ask<ChildMemory>({ type: 'memory' }),
-    observability: (on) => ask<void>({ type: 'observability', on }),
+    observability: (mode) => ask<void>({ type: 'observability', mode }),
     modelExtraction: (on) => ask<void>({ type: 'model-extraction', on }),
     drainExtraction: () => ask<ExtractionDrain>({ type: 'drain-extraction' }),
     profileStart: () => ask<void>({ type: 'profile-start' }),

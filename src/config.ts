@@ -51,7 +51,7 @@ const envSchema = z.object({
     .transform((v) => normaliseTextSearch(v))
     .refine((v) => v !== null, 'must be auto or a text-search configuration name (english, russian, simple…)')
     .default('english'),
-  MEMGATE_METRICS: booleanFlag,
+  MEMGATE_METRICS: onUnlessOff,
   MEMGATE_SUMMARIES: onUnlessOff,
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
@@ -182,7 +182,11 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
     'english',
     'language of namespaces that set none: auto | russian | english | simple | …',
   ],
-  ['MEMGATE_METRICS', '0', '1 serves Prometheus metrics on /metrics (admin token with a tokens file)'],
+  [
+    'MEMGATE_METRICS',
+    '1',
+    'Prometheus metrics on /metrics (admin token with a tokens file); 0 turns them off',
+  ],
   ['MEMGATE_SUMMARIES', '1', '0 stops this process refreshing entity summaries (reads still build them)'],
   [
     'OTEL_EXPORTER_OTLP_ENDPOINT',

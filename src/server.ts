@@ -12,6 +12,8 @@ import { type Context, createContext } from './context.js';
 import { GRAPHIQL_OPTIONS, renderGraphiQLPage, useGraphiQLPageHeaders } from './graphiql.js';
 import { useResponseCompression } from './http-compression.js';
 import { errorFields } from './logger.js';
+import { extractionMetrics } from './modules/extraction/index.js';
+import { summaryMetrics } from './modules/summaries/index.js';
 import { observabilityPlugins } from './observability/plugins.js';
 import { schema } from './schema/index.js';
 import { securityPlugins } from './security/index.js';
@@ -171,6 +173,7 @@ export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
         metricsEnabled: deps.config.metrics,
         db: deps.db,
         authenticate: options.authenticate,
+        features: [extractionMetrics(deps.db), summaryMetrics(deps.db)],
       }),
       useAuthentication(authenticate, deps.logger),
       ...securityPlugins(deps),

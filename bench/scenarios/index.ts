@@ -11,12 +11,15 @@ import {
   ingestObservationsWithAssertions,
 } from './ingest.js';
 import { neighborhood, neighborhoodHubs } from './neighborhood.js';
+import { entityPage, factWalk } from './page-walk.js';
 import { search } from './search.js';
 import { typedContext } from './typed-context.js';
 import type { Scenario } from './types.js';
 
 export const SCENARIOS: readonly Scenario[] = [
   entityLookup,
+  entityPage,
+  factWalk,
   search,
   context,
   typedContext,

@@ -16,10 +16,10 @@ export function statementName(sql: string): string {
 const CONTROL = new Set(['BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT', 'RELEASE', 'SET']);
 
 /**
- * What every run of one statement text shares: its label, its span attributes and its
- * histogram and counter children bound to that label. Statement texts are the stores' fixed
- * templates, so a small map keyed by the text turns the per-statement regex, label hashing and
- * attribute objects into one lookup.
+ * What every run of one named statement shares: its label, its span attributes and its
+ * histogram and counter children bound to that label. Keyed by the name, read from the text's
+ * first characters only: a key of the whole text would be hashed on every run (texts are built
+ * per call, some are kilobytes long).
  */
 interface StatementInfo {
   name: string;
@@ -27,17 +27,16 @@ interface StatementInfo {
   bound: { metrics: Metrics; duration: { observe(v: number): void }; rows: { inc(v: number): void } } | null;
 }
 
-const byText = new Map<string, StatementInfo>();
-// Texts built at run time (IN-lists of varying arity…) must not grow the map without bound.
-const MAX_TEXTS = 2_000;
+const byName = new Map<string, StatementInfo>();
+// The name comment and what may precede it fit in this many characters.
+const HEAD = 120;
 
 function statementInfo(sql: string): StatementInfo {
-  let info = byText.get(sql);
+  const name = boundedLabel(statementName(sql.length > HEAD ? sql.slice(0, HEAD) : sql));
+  let info = byName.get(name);
   if (!info) {
-    if (byText.size >= MAX_TEXTS) byText.clear();
-    const name = boundedLabel(statementName(sql));
     info = { name, attributes: { 'db.system.name': 'postgresql', 'db.query.summary': name }, bound: null };
-    byText.set(sql, info);
+    byName.set(name, info);
   }
   return info;
 }

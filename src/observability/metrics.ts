@@ -188,6 +188,65 @@ function retrievalMetrics(
   };
 }
 
+/**
+ * A gauge a feature reads on scrape, from the database (queue depths and ages): each sample a
+ * value with labels drawn from a set fixed by the code. A read that fails leaves the gauge
+ * empty for that scrape; the scrape itself still answers.
+ */
+export interface ScrapeGauge<L extends string = string> {
+  name: string;
+  help: string;
+  labelNames?: readonly L[];
+  read(): Promise<readonly { labels?: Partial<Record<L, string>>; value: number }[]>;
+}
+
+/**
+ * A feature's metrics: counters it declares up front (so a scrape lists them before their
+ * first event) and gauges it reads on scrape.
+ */
+export interface FeatureMetrics {
+  declare?(registry: Registry): void;
+  gauges?: readonly ScrapeGauge[];
+}
+
+/** Declares each feature's metrics on the registry and registers its scrape gauges. */
+export function registerFeatureMetrics(metrics: Metrics, features: readonly FeatureMetrics[]): void {
+  for (const feature of features) feature.declare?.(metrics.registry);
+  registerScrapeGauges(
+    metrics,
+    features.flatMap((f) => f.gauges ?? []),
+  );
+}
+
+/** What each registered scrape gauge reads: the newest gateway's (a process may hold several). */
+const scrapeReads = new WeakMap<Registry, Map<string, ScrapeGauge['read']>>();
+
+/** Registers `gauges` on the metrics registry (once per name), reading through these from now on. */
+function registerScrapeGauges(metrics: Metrics, gauges: readonly ScrapeGauge[]): void {
+  let reads = scrapeReads.get(metrics.registry);
+  if (!reads) {
+    reads = new Map();
+    scrapeReads.set(metrics.registry, reads);
+  }
+  for (const gauge of gauges) {
+    const known = reads.has(gauge.name);
+    reads.set(gauge.name, gauge.read);
+    if (known) continue;
+    const readOf = reads;
+    new Gauge({
+      name: gauge.name,
+      help: gauge.help,
+      labelNames: gauge.labelNames ?? [],
+      registers: [metrics.registry],
+      async collect() {
+        this.reset();
+        const samples = await readOf.get(gauge.name)!().catch(() => []);
+        for (const s of samples) this.set(s.labels ?? {}, s.value);
+      },
+    });
+  }
+}
+
 // Metrics are per process, like prom-client's default registry: the hooks in the database,
 // the channel runners and the compiler find them here instead of being handed them.
 let created: Metrics | null = null;

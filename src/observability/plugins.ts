@@ -1,159 +1,182 @@
-import { useOpenTelemetry } from '@envelop/opentelemetry';
-import { SpanKind } from '@opentelemetry/api';
-import { createCounter, createHistogram, usePrometheus } from '@graphql-yoga/plugin-prometheus';
-import type { DocumentNode, GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Principal } from '../auth/principal.js';
 import type { Context } from '../context.js';
-import { type DatabaseLoad, type Metrics, boundedLabel, enableMetrics } from './metrics.js';
+import {
+  type DatabaseLoad,
+  type Metrics,
+  type FeatureMetrics,
+  boundedLabel,
+  enableMetrics,
+  registerFeatureMetrics,
+} from './metrics.js';
 import { NONE, type OperationLabels, OperationLabeler } from './operation-labels.js';
+import { useOperationSpans } from './operation-spans.js';
 import { instrumentRootFields } from './root-fields.js';
 import { activeTracerProvider } from './tracing.js';
 
 export interface MetricsEndpointOptions {
   metrics: Metrics;
-  schema: GraphQLSchema;
   /** With a tokens file: resolves the bearer token; /metrics then needs an admin principal. */
   authenticate?: (request: Request) => Promise<Principal> | Principal;
 }
 
-/**
- * GraphQL metrics through graphql-yoga's Prometheus plugin (request count and duration by
- * operation type, name and root field; HTTP duration without the URL), errors by
- * `extensions.code` as the caller received them, SQL per request, and the `/metrics` endpoint.
- */
-export function useMetrics(options: MetricsEndpointOptions): Plugin[] {
-  const { metrics, schema } = options;
-  const labeler = new OperationLabeler(schema);
-  const errors = registeredCounter(metrics, 'graphql_errors_total', {
-    help: 'GraphQL errors in responses, by extensions.code and the operation they came from',
-    labelNames: ['code', 'operationType', 'operationName', 'rootField'],
-  });
-  const prometheus = operationMetrics(metrics.registry, labeler);
-  return [endpointAndErrors(options, labeler, errors) as Plugin, prometheus];
-}
-
 const OPERATION_LABELS = ['operationType', 'operationName', 'rootField'] as const;
-
-/** graphql-yoga's Prometheus plugin: operations and their duration, HTTP duration; no endpoint. */
-function operationMetrics(registry: Registry, labeler: OperationLabeler): Plugin {
-  const labelNames = OPERATION_LABELS;
-  // The plugin's own operationName defaults to 'Anonymous'; the labeler reads the document.
-  const fill = (params: { document?: DocumentNode }, raw: unknown) =>
-    labeler.labels(params.document, operationNameOf(raw));
-  return usePrometheus({
-    registry,
-    endpoint: false,
-    metrics: {
-      graphql_envelop_request: createCounter({
-        registry,
-        counter: { name: 'graphql_envelop_request', help: 'GraphQL operations executed', labelNames },
-        fillLabelsFn: fill,
-      }),
-      graphql_envelop_request_duration: createHistogram({
-        registry,
-        histogram: {
-          name: 'graphql_envelop_request_duration',
-          help: 'GraphQL operation duration (parse to result), by operation and root field',
-          labelNames,
-          buckets: REQUEST_SECONDS,
-        },
-        fillLabelsFn: fill,
-      }),
-      graphql_yoga_http_duration: createHistogram({
-        registry,
-        histogram: {
-          name: 'graphql_yoga_http_duration',
-          help: 'HTTP duration of GraphQL requests (no URL label: it may carry caller text)',
-          labelNames: [...labelNames, 'method', 'statusCode'],
-          buckets: REQUEST_SECONDS,
-        },
-        fillLabelsFn: (params, raw: { request: Request; response: Response }) => ({
-          ...labeler.labels(params.document, operationNameOf(raw)),
-          method: boundedLabel(raw.request.method),
-          statusCode: raw.response.status,
-        }),
-      }),
-      graphql_envelop_request_time_summary: false,
-      graphql_envelop_phase_parse: false,
-      graphql_envelop_phase_validate: false,
-      graphql_envelop_phase_context: false,
-      graphql_envelop_phase_execute: false,
-      graphql_envelop_phase_subscribe: false,
-      graphql_envelop_error_result: false,
-      graphql_envelop_deprecated_field: false,
-      graphql_envelop_schema_change: false,
-      graphql_envelop_execute_resolver: false,
-    },
-  });
-}
 
 type Observer = { observe(v: number): void };
 
-/**
- * The SQL-per-request histograms' children for an operation's labels. The labeler returns one
- * labels object per document and operation: they are bound once instead of hashing a label
- * object on every request.
- */
-function sqlObservers(
-  metrics: Metrics,
-): (labels: OperationLabels) => { statements: Observer; seconds: Observer } {
-  const bySqlLabels = new WeakMap<OperationLabels, { statements: Observer; seconds: Observer }>();
+/** What a request of one operation records, bound to the operation's labels on first use. */
+interface OperationChildren {
+  operations: { inc(): void };
+  duration: Observer;
+  sqlStatements: Observer;
+  sqlSeconds: Observer;
+  /** HTTP duration by method and status, bound as they are seen. */
+  http(method: string, status: number): Observer;
+}
+
+function operationChildren(metrics: Metrics): (labels: OperationLabels) => OperationChildren {
+  const { operations, duration, http } = graphqlMetrics(metrics.registry);
+  const byLabels = new WeakMap<OperationLabels, OperationChildren>();
+  const bind = (labels: OperationLabels): OperationChildren => {
+    const sqlLabels = { operationType: labels.operationType, rootField: labels.rootField };
+    const httpChildren = new Map<string, Observer>();
+    return {
+      operations: operations.labels(labels),
+      duration: duration.labels(labels),
+      sqlStatements: metrics.requestSqlStatements.labels(sqlLabels),
+      sqlSeconds: metrics.requestSqlSeconds.labels(sqlLabels),
+      http(method, status) {
+        const key = `${method} ${status}`;
+        let child = httpChildren.get(key);
+        if (!child) {
+          child = http.labels({ ...labels, method: boundedLabel(method), statusCode: String(status) });
+          httpChildren.set(key, child);
+        }
+        return child;
+      },
+    };
+  };
   return (labels) => {
-    let found = bySqlLabels.get(labels);
+    let found = byLabels.get(labels);
     if (!found) {
-      const sqlLabels = { operationType: labels.operationType, rootField: labels.rootField };
-      found = {
-        statements: metrics.requestSqlStatements.labels(sqlLabels),
-        seconds: metrics.requestSqlSeconds.labels(sqlLabels),
-      };
-      bySqlLabels.set(labels, found);
+      found = bind(labels);
+      byLabels.set(labels, found);
     }
     return found;
   };
 }
 
-/** The `/metrics` endpoint, SQL per request, and errors by `extensions.code` as the caller received them. */
-function endpointAndErrors(
-  options: MetricsEndpointOptions,
-  labeler: OperationLabeler,
-  errors: Counter<'code' | (typeof OPERATION_LABELS)[number]>,
-): Plugin<Context> {
+/** The GraphQL request metrics, under the names the stock yoga plugin gives them. */
+function graphqlMetrics(registry: Registry) {
+  const registers = [registry];
+  return {
+    operations: registered(
+      registry,
+      'graphql_envelop_request',
+      () =>
+        new Counter({
+          name: 'graphql_envelop_request',
+          help: 'GraphQL operations executed',
+          labelNames: OPERATION_LABELS,
+          registers,
+        }),
+    ),
+    duration: registered(
+      registry,
+      'graphql_envelop_request_duration',
+      () =>
+        new Histogram({
+          name: 'graphql_envelop_request_duration',
+          help: 'GraphQL operation duration in seconds (request start to result), by operation and root field',
+          labelNames: OPERATION_LABELS,
+          buckets: REQUEST_SECONDS,
+          registers,
+        }),
+    ),
+    http: registered(
+      registry,
+      'graphql_yoga_http_duration',
+      () =>
+        new Histogram({
+          name: 'graphql_yoga_http_duration',
+          help: 'HTTP duration in seconds of GraphQL requests (no URL label: it may carry caller text)',
+          labelNames: [...OPERATION_LABELS, 'method', 'statusCode'],
+          buckets: REQUEST_SECONDS,
+          registers,
+        }),
+    ),
+    errors: registered(
+      registry,
+      'graphql_errors_total',
+      () =>
+        new Counter({
+          name: 'graphql_errors_total',
+          help: 'GraphQL errors in responses, by extensions.code and the operation they came from',
+          labelNames: ['code', ...OPERATION_LABELS],
+          registers,
+        }),
+    ),
+  };
+}
+
+/** A metric registered once per registry: a second gateway in the process shares it. */
+function registered<M>(registry: Registry, name: string, create: () => M): M {
+  return (registry.getSingleMetric(name) as M | undefined) ?? create();
+}
+
+/** Per request: when it began and its operation's metrics, once the operation is known. */
+interface RequestRecord {
+  started: number;
+  labels: OperationLabels;
+  children: OperationChildren | null;
+}
+
+/**
+ * GraphQL metrics (operations and their duration by type, name and root field; HTTP duration
+ * without the URL), errors by `extensions.code` as the caller received them, SQL per request,
+ * and the `/metrics` endpoint. One plugin of our own calling prom-client directly: each
+ * operation's counter and histogram children are bound once, so a request costs a handful of
+ * observations and no label hashing.
+ */
+function operationMetrics(options: MetricsEndpointOptions, labeler: OperationLabeler): Plugin<Context> {
   const { metrics, authenticate } = options;
   const { registry } = metrics;
-  const byRequest = new WeakMap<Request, OperationLabels>();
-  const sqlChildren = sqlObservers(metrics);
+  const { errors } = graphqlMetrics(registry);
+  const children = operationChildren(metrics);
+  const requests = new WeakMap<Request, RequestRecord>();
   return {
-    async onRequest({ url, request, fetchAPI, endResponse }) {
-      if (url.pathname !== '/metrics') return;
-      const refusal = authenticate ? await refuseNonAdmin(authenticate, request) : null;
-      if (refusal) {
-        endResponse(
-          new fetchAPI.Response(refusal.body, { status: refusal.status, headers: refusal.headers }),
-        );
+    // Synchronous for every request but a scrape: an async hook costs each request a promise.
+    onRequest({ url, request, fetchAPI, endResponse }) {
+      if (url.pathname !== '/metrics') {
+        requests.set(request, { started: performance.now(), labels: NONE, children: null });
         return;
       }
-      endResponse(
-        new fetchAPI.Response(await registry.metrics(), {
-          headers: { 'content-type': registry.contentType },
-        }),
+      return scrape(request, authenticate, registry).then(({ body, status, headers }) =>
+        endResponse(new fetchAPI.Response(body, { status, headers })),
       );
     },
     onExecute({ args }) {
+      const record = requests.get(args.contextValue.request);
       const labels = labeler.labels(args.document, args.operationName);
-      byRequest.set(args.contextValue.request, labels);
+      const bound = children(labels);
+      if (record) {
+        record.labels = labels;
+        record.children = bound;
+      }
       return {
         onExecuteDone() {
           const { statements, ms } = args.contextValue.sql;
-          const sql = sqlChildren(labels);
-          sql.statements.observe(statements);
-          sql.seconds.observe(ms / 1000);
+          bound.operations.inc();
+          if (record) bound.duration.observe((performance.now() - record.started) / 1000);
+          bound.sqlStatements.observe(statements);
+          bound.sqlSeconds.observe(ms / 1000);
         },
       };
     },
     onResultProcess({ request, result }) {
-      const labels = byRequest.get(request) ?? NONE;
+      const labels = requests.get(request)?.labels ?? NONE;
       for (const r of Array.isArray(result) ? result : [result]) {
         if (!r || !('errors' in r) || !r.errors) continue;
         for (const e of r.errors as readonly { extensions?: { code?: unknown } }[]) {
@@ -163,16 +186,25 @@ function endpointAndErrors(
       }
     },
     onResponse({ request, response }) {
+      const record = requests.get(request);
+      if (!record) return;
       // Refused before parsing (authentication): no result was processed, the status says why.
-      if (response.status === 401 && !byRequest.has(request))
-        errors.inc({ ...NONE, code: 'UNAUTHENTICATED' });
+      if (response.status === 401 && !record.children) errors.inc({ ...NONE, code: 'UNAUTHENTICATED' });
+      const bound = record.children ?? children(NONE);
+      bound.http(request.method, response.status).observe((performance.now() - record.started) / 1000);
     },
   };
 }
 
-function operationNameOf(raw: unknown): string | undefined {
-  const params = (raw as { params?: { operationName?: unknown } } | undefined)?.params;
-  return typeof params?.operationName === 'string' ? params.operationName : undefined;
+/** The exposition, or why the caller may not read it. */
+async function scrape(
+  request: Request,
+  authenticate: MetricsEndpointOptions['authenticate'],
+  registry: Registry,
+): Promise<{ body: string; status: number; headers: Record<string, string> }> {
+  const refusal = authenticate ? await refuseNonAdmin(authenticate, request) : null;
+  if (refusal) return refusal;
+  return { body: await registry.metrics(), status: 200, headers: { 'content-type': registry.contentType } };
 }
 
 async function refuseNonAdmin(
@@ -197,51 +229,27 @@ async function refuseNonAdmin(
   };
 }
 
-function registeredCounter<L extends string>(
-  metrics: Metrics,
-  name: string,
-  conf: { help: string; labelNames: readonly L[] },
-): Counter<L> {
-  const existing = metrics.registry.getSingleMetric(name);
-  if (existing) return existing as Counter<L>;
-  return new Counter({ name, ...conf, registers: [metrics.registry] });
-}
-
 const REQUEST_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
-/**
- * GraphQL spans from the envelop OpenTelemetry plugin: one per operation, child of the HTTP
- * request span. The document, variables and results are left out: they carry caller text.
- */
-export function useTracing(): Plugin[] {
-  const provider = activeTracerProvider();
-  if (!provider) return [];
-  return [
-    useOpenTelemetry(
-      { resolvers: false, document: false, variables: false, result: false },
-      provider,
-      SpanKind.INTERNAL,
-      {},
-      'memgate',
-    ) as Plugin,
-  ];
-}
 
 export interface ObservabilityOptions {
   schema: GraphQLSchema;
   metricsEnabled: boolean;
   db: { load?(): DatabaseLoad; observeQueueWait?(listener: ((ms: number) => void) | undefined): void };
   authenticate?: (request: Request) => Promise<Principal> | Principal;
+  /** The features' own metrics: counters declared up front, gauges read on scrape (queue depths). */
+  features?: readonly FeatureMetrics[];
 }
 
 /** Everything /metrics and tracing add to the gateway; nothing at all when both are off. */
 export function observabilityPlugins(options: ObservabilityOptions): Plugin[] {
-  const plugins: Plugin[] = [...useTracing()];
+  const labeler = new OperationLabeler(options.schema);
+  const plugins: Plugin[] = activeTracerProvider() ? [useOperationSpans(labeler) as Plugin] : [];
   if (options.metricsEnabled) {
     const { db } = options;
     const metrics = enableMetrics(() => db.load?.() ?? {});
     db.observeQueueWait?.((ms) => metrics.pgliteQueueWait.observe(ms / 1000));
-    plugins.push(...useMetrics({ metrics, schema: options.schema, authenticate: options.authenticate }));
+    registerFeatureMetrics(metrics, options.features ?? []);
+    plugins.push(operationMetrics({ metrics, authenticate: options.authenticate }, labeler) as Plugin);
   }
   if (plugins.length > 0) instrumentRootFields(options.schema);
   return plugins;

@@ -1,8 +1,8 @@
-import { getCurrentOtelContext } from '@envelop/opentelemetry';
 import { SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { GraphQLFieldResolver, GraphQLSchema } from 'graphql';
 import type { Context } from '../context.js';
 import { type Metrics, activeMetrics } from './metrics.js';
+import { operationContext } from './operation-spans.js';
 import { activeTracer, errorName } from './tracing.js';
 
 const WRAPPED = Symbol('memgate.rootFieldHooks');
@@ -35,7 +35,7 @@ export function instrumentRootFields(schema: GraphQLSchema): void {
           if (mutation && metrics) countWrites(metrics, mutation, value);
           return value;
         };
-        const parent = tracer ? getCurrentOtelContext(ctx) : null;
+        const parent = tracer ? operationContext(ctx) : undefined;
         // No span under a sampled-out request: its stages and statements record none either.
         if (!tracer || !parent || !trace.getSpan(parent)?.isRecording())
           return settle(resolve(root, args, ctx, info), count);

@@ -36,13 +36,21 @@ function sampleValue(text: string, name: string, labels: Record<string, string>)
 describe('/metrics', () => {
   afterAll(() => disableMetrics());
 
-  it('is off by default: /metrics is not served', async () => {
-    const gw = await startTestGateway();
+  it('is on by default, and MEMGATE_METRICS=0 stops serving /metrics', async () => {
+    const byDefault = await startTestGateway();
     try {
-      const res = await fetch(gw.url.replace('/graphql', '/metrics'));
+      const res = await fetch(byDefault.url.replace('/graphql', '/metrics'));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('graphql_envelop_request');
+    } finally {
+      await byDefault.close();
+    }
+    const off = await startTestGateway({ MEMGATE_METRICS: '0' });
+    try {
+      const res = await fetch(off.url.replace('/graphql', '/metrics'));
       expect(res.status).toBe(404);
     } finally {
-      await gw.close();
+      await off.close();
     }
   });
 
@@ -185,6 +193,53 @@ describe('/metrics', () => {
         for (const pair of line.matchAll(/(\w+)="([^"]*)"/g))
           expect(pair[2]).toMatch(/^[A-Za-z0-9_.:+-]{0,64}$/);
       }
+    });
+  });
+
+  describe('the background queues, read on scrape', () => {
+    let gw: TestGateway;
+    const scrape = async () => (await fetch(gw.url.replace('/graphql', '/metrics'))).text();
+
+    beforeAll(async () => {
+      gw = await startTestGateway();
+    });
+    afterAll(() => gw.close());
+
+    it('reports extraction jobs by status and the oldest queued one, summed over namespaces', async () => {
+      const empty = await scrape();
+      expect(sampleValue(empty, 'memgate_extraction_queue_jobs', { status: 'queued' })).toBe(0);
+      expect(
+        samples(empty, 'memgate_extraction_queue_jobs')
+          .map((s) => s.labels.status)
+          .sort(),
+      ).toEqual(['dead', 'queued', 'running']);
+      expect(sampleValue(empty, 'memgate_extraction_queue_oldest_seconds', {})).toBe(0);
+      // Two jobs queued a minute ago in two namespaces, one given up.
+      await gw.db.query(
+        `INSERT INTO extraction_jobs (namespace, job_id, source_kind, source_id, batch_key, status, created_at)
+         VALUES ($1, 'j1', 'observation', 'o1', 'b', 'QUEUED', now() - interval '60 seconds'),
+                ($2, 'j2', 'observation', 'o2', 'b', 'QUEUED', now() - interval '30 seconds'),
+                ($2, 'j3', 'observation', 'o3', 'b', 'DEAD', now())`,
+        [NS, `${NS}-2`],
+      );
+      const text = await scrape();
+      expect(sampleValue(text, 'memgate_extraction_queue_jobs', { status: 'queued' })).toBe(2);
+      expect(sampleValue(text, 'memgate_extraction_queue_jobs', { status: 'dead' })).toBe(1);
+      expect(sampleValue(text, 'memgate_extraction_queue_oldest_seconds', {})).toBeGreaterThanOrEqual(59);
+      expect(text).not.toContain(NS);
+    });
+
+    it('reports summary-refresh marks waiting and due, and the oldest mark', async () => {
+      await gw.db.query(
+        `INSERT INTO summary_refresh (namespace, entity_key, due_at, first_marked_at)
+         VALUES ($1, 'a', now() - interval '1 second', now() - interval '20 seconds'),
+                ($1, 'b', now() + interval '1 hour', now())`,
+        [NS],
+      );
+      const text = await scrape();
+      expect(sampleValue(text, 'memgate_summary_refresh_marked', { state: 'due' })).toBe(1);
+      expect(sampleValue(text, 'memgate_summary_refresh_marked', { state: 'waiting' })).toBe(1);
+      expect(sampleValue(text, 'memgate_summary_refresh_oldest_seconds', {})).toBeGreaterThanOrEqual(19);
     });
   });
 

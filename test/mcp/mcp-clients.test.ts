@@ -3,7 +3,6 @@ import { type Socket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { killGatewayProcesses, startGatewayProcess } from '../helpers/gateway-process.js';
@@ -16,7 +15,7 @@ import {
   spawnMcpStdio,
 } from '../helpers/mcp.js';
 import { writeTokensFile } from '../helpers/principals.js';
-import { openFromTemplate, TEST_EMBEDDING } from '../helpers/test-database.js';
+import { openFromTemplate } from '../helpers/test-database.js';
 
 /**
  * What real MCP clients send and need to read: numbers and booleans typed as text, errors in

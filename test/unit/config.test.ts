@@ -34,8 +34,9 @@ describe('configuration from the environment', () => {
     expect(config.port).toBe(0);
   });
 
-  it('turns metrics on with MEMGATE_METRICS and OTLP tracing with an OTLP endpoint; both off by default', () => {
-    expect(parseConfig({})).toMatchObject({ metrics: false, otlpTracing: false });
+  it('has metrics on unless MEMGATE_METRICS=0, and OTLP tracing only with an OTLP endpoint', () => {
+    expect(parseConfig({})).toMatchObject({ metrics: true, otlpTracing: false });
+    expect(parseConfig({ MEMGATE_METRICS: '0' }).metrics).toBe(false);
     expect(parseConfig({ MEMGATE_METRICS: '1' }).metrics).toBe(true);
     expect(parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otlpTracing).toBe(true);
     expect(parseConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' }).otlpTracing).toBe(

@@ -1,6 +1,7 @@
 export { extractFromDocuments, extractFromObservations } from './extract-on-write.js';
 export type { WrittenDocument, WrittenObservation } from './extract-on-write.js';
 export { ExtractionService } from './extraction-service.js';
+export { extractionMetrics } from './metrics.js';
 export type { ExtractionStatusView } from './extraction-service.js';
 export { DEFAULT_WORKER_OPTIONS, ExtractionWorker } from './worker.js';
 export type { RoundOutcome, WorkerOptions } from './worker.js';

@@ -180,12 +180,12 @@ export class ExtractionWorker {
     } catch (error) {
       return this.afterFailure(ns, jobs, error);
     }
-    countCall('ok', answer.tokensIn, answer.tokensOut);
+    countCall(ns, 'ok', answer.tokensIn, answer.tokensOut);
     let reply: ReturnType<typeof extractionReplySchema.parse>;
     try {
       reply = parseJsonReply(answer.content, extractionReplySchema);
     } catch (error) {
-      countCall('malformed', 0, 0);
+      countCall(ns, 'malformed', 0, 0);
       return this.giveBack(ns, jobs, { reason: reasonOf(error), countAttempt: true, tokens: answer });
     }
     const { statements, dropped } = statementsOfReply(reply, sources, model);
@@ -231,7 +231,7 @@ export class ExtractionWorker {
 
   private async afterFailure(ns: string, jobs: ClaimedJob[], error: unknown): Promise<RoundOutcome> {
     const llmError = error instanceof LlmError ? error : null;
-    countCall(llmError?.reason ?? 'error', 0, 0);
+    countCall(ns, llmError?.reason ?? 'error', 0, 0);
     const limited = llmError?.status === 429 || llmError?.status === 503;
     return this.giveBack(ns, jobs, {
       reason: reasonOf(error),

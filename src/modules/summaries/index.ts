@@ -5,3 +5,4 @@ export type { RefresherOptions } from './summary-refresher.js';
 export { rebuildSummaries } from './summary-builder.js';
 export { SUMMARY_KIND, dropSummariesResting } from './store/summary-store.js';
 export { summarySourcesOf } from './summary-sources.js';
+export { summaryMetrics } from './metrics.js';

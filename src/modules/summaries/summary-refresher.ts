@@ -1,5 +1,6 @@
 import type { ChangeNotice } from '../../kernel/change-notice.js';
 import type { AppDeps } from '../../kernel/request-scope.js';
+import { countRefreshes } from './metrics.js';
 import { rebuildSummaries } from './summary-builder.js';
 import { type TouchedRows, claimDue, clearMarks, markTouched, nextDueInMs } from './store/summary-store.js';
 
@@ -153,12 +154,19 @@ export class SummaryRefresher {
       const marks = await claimDue(this.deps.db, this.options.batchSize, this.options.leaseSeconds);
       if (marks.length === 0) break;
       const namespace = marks[0]!.namespace;
-      await rebuildSummaries(
-        this.deps,
-        namespace,
-        marks.map((m) => m.key),
-      );
+      try {
+        await rebuildSummaries(
+          this.deps,
+          namespace,
+          marks.map((m) => m.key),
+        );
+      } catch (error) {
+        // The marks stay, under their lease: a later round takes them again.
+        countRefreshes('failed', marks.length);
+        throw error;
+      }
       await clearMarks(this.deps.db, namespace, marks);
+      countRefreshes('rebuilt', marks.length);
       entities += marks.length;
       if (this.halted) break;
     }

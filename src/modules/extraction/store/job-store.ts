@@ -264,3 +264,29 @@ export async function requeueObservations(
   );
   return rowCount;
 }
+
+export interface QueueGauges {
+  queued: number;
+  running: number;
+  dead: number;
+  /** Seconds since the oldest queued job was queued; 0 with none queued. */
+  oldestQueuedSeconds: number;
+}
+
+/**
+ * The queue across namespaces, for operators' metrics (no namespace is reported): jobs waiting,
+ * claimed and given up, and the age of the oldest waiting one. One statement on the status index.
+ */
+export async function readQueueGauges(q: Queryable): Promise<QueueGauges> {
+  const { rows } = await run<QueueGauges>(
+    q,
+    sql`/* extractionQueueGauges */
+     SELECT count(*) FILTER (WHERE status = 'QUEUED')::int AS queued,
+            count(*) FILTER (WHERE status = 'RUNNING')::int AS running,
+            count(*) FILTER (WHERE status = 'DEAD')::int AS dead,
+            coalesce(extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'QUEUED')), 0)::float8
+              AS "oldestQueuedSeconds"
+     FROM extraction_jobs WHERE status IN ('QUEUED', 'RUNNING', 'DEAD')`,
+  );
+  return rows[0] ?? { queued: 0, running: 0, dead: 0, oldestQueuedSeconds: 0 };
+}

@@ -254,3 +254,24 @@ export async function countSummaries(q: Queryable, namespace: string): Promise<S
   );
   return rows[0]!;
 }
+
+export interface RefreshGauges {
+  /** Entities marked for a rebuild, and how many of them are due now. */
+  marked: number;
+  due: number;
+  /** Seconds since the oldest mark was first made; 0 with none. */
+  oldestSeconds: number;
+}
+
+/** The refresh queue across namespaces, for operators' metrics (no namespace is reported). One statement. */
+export async function readRefreshGauges(q: Queryable): Promise<RefreshGauges> {
+  const { rows } = await run<RefreshGauges>(
+    q,
+    sql`/* summaryRefreshGauges */
+     SELECT count(*)::int AS marked,
+            count(*) FILTER (WHERE r.due_at <= clock_timestamp())::int AS due,
+            coalesce(extract(epoch FROM clock_timestamp() - min(r.first_marked_at)), 0)::float8 AS "oldestSeconds"
+     FROM summary_refresh r`,
+  );
+  return rows[0] ?? { marked: 0, due: 0, oldestSeconds: 0 };
+}
