@@ -251,6 +251,7 @@ function registerScrapeGauges(metrics: Metrics, gauges: readonly ScrapeGauge[]):
 // the channel runners and the compiler find them here instead of being handed them.
 let created: Metrics | null = null;
 let active: Metrics | null = null;
+let currentLoad: () => DatabaseLoad = () => ({});
 
 export function activeMetrics(): Metrics | null {
   return active;
@@ -258,7 +259,10 @@ export function activeMetrics(): Metrics | null {
 
 /** Turns metrics on for this process (idempotent: a second gateway shares the registry). */
 export function enableMetrics(load: () => DatabaseLoad): Metrics {
-  created ??= createMetrics(load);
+  // The registry is the process's, and outlives a gateway: scrapes read the database of the
+  // gateway enabled last, not the first one (which may be closed by now).
+  currentLoad = load;
+  created ??= createMetrics(() => currentLoad());
   active = created;
   return active;
 }

@@ -168,14 +168,18 @@ describe('/metrics', () => {
       expect(sampleValue(text, 'memgate_context_tokens_used_sum', {})).toBeGreaterThan(0);
     });
 
-    it('reports the database load and the process', () => {
+    it('reports the database load and the process', async () => {
       if (gw.db.backend === 'pglite') {
         expect(samples(text, 'memgate_pglite_queue_depth')).toHaveLength(1);
         expect(sampleValue(text, 'memgate_pglite_queue_wait_seconds_count', {})).toBeGreaterThan(0);
       } else {
-        expect(sampleValue(text, 'memgate_db_pool_clients', { state: 'total' })).toBeGreaterThan(0);
+        // The pool closes idle clients after a while, so hold one busy while scraping.
+        const busy = gw.db.query('SELECT pg_sleep(0.5)');
+        const during = await (await fetch(gw.url.replace('/graphql', '/metrics'))).text();
+        await busy;
+        expect(sampleValue(during, 'memgate_db_pool_clients', { state: 'total' })).toBeGreaterThan(0);
         expect(
-          samples(text, 'memgate_db_pool_clients')
+          samples(during, 'memgate_db_pool_clients')
             .map((s) => s.labels.state)
             .sort(),
         ).toEqual(['idle', 'total', 'waiting']);
