@@ -145,17 +145,24 @@ describe('every event read afresh as the subscriber', () => {
         );
         expect(res.errors).toBeUndefined();
       };
+      // Each event is read when it is delivered, so a version is only seen as written if the
+      // next write waits for it: a marker row, read back, ends each step.
+      const seen: Awaited<ReturnType<typeof readUntil>> = [];
+      const delivered = async (marker: string) => {
+        await upsert(gw, [{ key: `${tag}-${marker}`, kind: 'note', title: marker }]);
+        seen.push(...(await readUntil(live, `${tag}-${marker}`)));
+      };
       await upsert(gw, [{ key: `${tag}-a`, kind: 'note', title: 'anchor', scopes: ['workspace:w1'] }]);
       await upsert(gw, [entity('v1 visible')]);
       await fact('cites_v1');
+      await delivered('v1-seen');
       await upsert(gw, [entity('v2 visible')]);
       await fact('cites_v2');
+      await delivered('v2-seen');
       await upsert(gw, [entity('v3 moved away', ['workspace:w2'])]);
       await fact('cites_v3');
       await upsert(gw, [entity('v4 still away', ['workspace:w2'])]);
-      await upsert(gw, [{ key: `${tag}-end`, kind: 'note', title: 'end' }]);
-
-      const seen = await readUntil(live, `${tag}-end`);
+      await delivered('end');
       await live.return?.();
       const titles = seen.filter((c) => c.key === `${tag}-x`).map((c) => c.entity?.title);
       expect(titles).toEqual(['v1 visible', 'v2 visible']);
