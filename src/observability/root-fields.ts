@@ -30,7 +30,8 @@ export function instrumentRootFields(schema: GraphQLSchema): void {
       ) => {
         const tracer = activeTracer();
         const metrics = activeMetrics();
-        if (!tracer && !metrics) return resolve(root, args, ctx, info);
+        // A query with metrics on has nothing to count: it waits on no extra promise.
+        if (!tracer && (!metrics || !mutation)) return resolve(root, args, ctx, info);
         const count = (value: unknown) => {
           if (mutation && metrics) countWrites(metrics, mutation, value);
           return value;
@@ -38,7 +39,9 @@ export function instrumentRootFields(schema: GraphQLSchema): void {
         const parent = tracer ? operationContext(ctx) : undefined;
         // No span under a sampled-out request: its stages and statements record none either.
         if (!tracer || !parent || !trace.getSpan(parent)?.isRecording())
-          return settle(resolve(root, args, ctx, info), count);
+          return mutation && metrics
+            ? settle(resolve(root, args, ctx, info), count)
+            : resolve(root, args, ctx, info);
         const span = tracer.startSpan(
           `${type.name}.${field.name}`,
           { attributes: { 'graphql.field.name': field.name, 'graphql.type.name': type.name } },

@@ -63,13 +63,19 @@ export async function startOtlpTracing(
   serviceName: string,
   env: Record<string, string | undefined> = process.env,
 ): Promise<{ shutdown(): Promise<void> }> {
-  const [sdk, { OTLPTraceExporter }, { resourceFromAttributes }, { AsyncLocalStorageContextManager }] =
-    await Promise.all([
-      import('@opentelemetry/sdk-trace-node'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/context-async-hooks'),
-    ]);
+  const [
+    sdk,
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+    { AsyncLocalStorageContextManager },
+    { W3CTraceContextPropagator },
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/core'),
+  ]);
   const nodeProvider = new sdk.NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? serviceName }),
     spanProcessors: [new sdk.BatchSpanProcessor(new OTLPTraceExporter())],
@@ -82,7 +88,9 @@ export async function startOtlpTracing(
         }),
   });
   const contextManager = new AsyncLocalStorageContextManager();
-  nodeProvider.register({ contextManager });
+  // Trace context only: memgate reads no baggage, and the default adds a baggage
+  // propagator that parses the headers of every request a second time.
+  nodeProvider.register({ contextManager, propagator: new W3CTraceContextPropagator() });
   idleableContext = contextManager.disable();
   enableTracing(nodeProvider);
   return { shutdown: () => nodeProvider.shutdown() };
@@ -100,15 +108,17 @@ export function withRequestSpan(req: IncomingMessage, res: ServerResponse, run: 
     return;
   }
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-  const path = (req.url ?? '/').split('?')[0] ?? '/';
-  const method = req.method ?? 'GET';
-  // Attributes once sampled: the SDK sanitises those given to startSpan even for a span it drops.
-  const span = t.startSpan(`${method} ${path}`, { kind: SpanKind.SERVER }, parent);
+  // Name and attributes once sampled: the SDK sanitises attributes given to startSpan even for
+  // a span it drops, and most requests are dropped.
+  const span = t.startSpan('HTTP', { kind: SpanKind.SERVER }, parent);
   // Sampled out: no context to carry, so nothing below looks for a span or starts one.
   if (!span.isRecording()) {
     run();
     return;
   }
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  const method = req.method ?? 'GET';
+  span.updateName(`${method} ${path}`);
   span.setAttributes({ 'http.request.method': method, 'url.path': path });
   sampledInFlight += 1;
   res.on('close', () => {
