@@ -231,6 +231,8 @@ async function handle(request: ChildRequest): Promise<unknown> {
         profiler.connect();
       }
       await profiler.post('Profiler.enable');
+      // Every 100 µs (the default is 1 ms): a round of cheap reads is otherwise a few hundred samples.
+      await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
       await profiler.post('Profiler.start');
       return null;
     case 'profile-stop': {

@@ -32,6 +32,13 @@ export interface ObservabilityFigure {
    */
   bestCpuMsPerRequest: { off: number; on: number; full?: number };
   bestCpuOverheadPct: number;
+  /**
+   * The median over rounds of each round's own (on − off) ÷ off: the sides of a round run back to
+   * back, so a slower stretch of the machine falls on both, where medians taken apart mix rounds.
+   */
+  pairedCpuOverheadPct?: number;
+  /** Gateway CPU per request (or item) of every round and side, in round order. */
+  roundsCpuMs?: Record<ObservabilityMode, number[]>;
   /** The same three figures with every request traced (OTEL_TRACES_SAMPLER=always_on). */
   fullSampling?: { p50OverheadPct: number; cpuOverheadPct: number; bestCpuOverheadPct: number };
 }
@@ -243,6 +250,12 @@ function figureOf(
     cpuOverheadPct: percent(on.cpuMsPerRequest, off.cpuMsPerRequest),
     bestCpuMsPerRequest: { off: best('off'), on: best('on'), full: best('full') },
     bestCpuOverheadPct: percent(best('on'), best('off')),
+    pairedCpuOverheadPct: pairedPercent(sides.on, sides.off),
+    roundsCpuMs: {
+      off: sides.off.map((s) => s.cpuMsPerRequest),
+      on: sides.on.map((s) => s.cpuMsPerRequest),
+      full: sides.full.map((s) => s.cpuMsPerRequest),
+    },
     fullSampling: {
       p50OverheadPct: percent(full.p50, off.p50),
       cpuOverheadPct: percent(full.cpuMsPerRequest, off.cpuMsPerRequest),
@@ -255,7 +268,7 @@ function describe(f: ObservabilityFigure): string {
   const cpu = (s: Side) => s.cpuMsPerRequest.toFixed(3);
   return (
     `  ${f.name}: p50 off ${f.off.p50.toFixed(2)} / on ${f.on.p50.toFixed(2)} ms (${f.p50OverheadPct}%), ` +
-    `gateway CPU per ${f.unit} off ${cpu(f.off)} / on ${cpu(f.on)} ms (${f.cpuOverheadPct}%, best rounds ${f.bestCpuOverheadPct}%), ` +
+    `gateway CPU per ${f.unit} off ${cpu(f.off)} / on ${cpu(f.on)} ms (${f.cpuOverheadPct}%, paired by round ${f.pairedCpuOverheadPct}%, best rounds ${f.bestCpuOverheadPct}%), ` +
     `every trace sampled ${f.full ? cpu(f.full) : '–'} ms (${f.fullSampling?.cpuOverheadPct}%)`
   );
 }
@@ -272,6 +285,13 @@ function summarise(sides: Side[]): Side {
     mean: median(sides.map((s) => s.mean)),
     cpuMsPerRequest: median(sides.map((s) => s.cpuMsPerRequest)),
   };
+}
+
+/** Median of the per-round percentages of `on` over `off` (sides of the same round paired). */
+function pairedPercent(on: Side[], off: Side[]): number {
+  const ratios = on.map((s, r) => s.cpuMsPerRequest / (off[r]?.cpuMsPerRequest ?? Number.NaN) - 1);
+  const finite = ratios.filter(Number.isFinite);
+  return finite.length ? Math.round(median(finite) * 1000) / 10 : 0;
 }
 
 function percent(on: number, off: number): number {

@@ -127,7 +127,8 @@ export function renderMarkdown(r: BenchResult): string {
         "default sampler's ratio; every trace = the same with OTEL_TRACES_SAMPLER=always_on. Off = no metrics, " +
         'no tracer, no context manager. Each figure is the median over rounds of the same requests (reads) or ' +
         "same-shaped batches (writes) on the same gateway process; CPU is the gateway process's, per request or " +
-        'per written item; "best" compares the least-CPU round of each side (other load only ever adds time).',
+        'per written item; "paired by round" is the median of each round\'s own on ÷ off (the sides of a round run ' +
+        'back to back); "best" compares the least-CPU round of each side (other load only ever adds time).',
       '',
     );
     out.push(
@@ -141,6 +142,7 @@ export function renderMarkdown(r: BenchResult): string {
           'CPU off ms',
           'CPU on ms',
           'CPU +%',
+          'paired by round CPU +%',
           'best-round CPU +%',
           'every trace: CPU ms',
           'CPU +%',
@@ -154,6 +156,7 @@ export function renderMarkdown(r: BenchResult): string {
           `${ms(f.off.cpuMsPerRequest)}${f.unit && f.unit !== 'request' ? ` per ${f.unit}` : ''}`,
           ms(f.on.cpuMsPerRequest),
           `${f.cpuOverheadPct}%`,
+          f.pairedCpuOverheadPct !== undefined ? `${f.pairedCpuOverheadPct}%` : '–',
           f.bestCpuOverheadPct !== undefined ? `${f.bestCpuOverheadPct}%` : '–',
           f.full ? ms(f.full.cpuMsPerRequest) : '–',
           f.fullSampling ? `${f.fullSampling.cpuOverheadPct}%` : '–',
