@@ -30,18 +30,18 @@ export function instrumentRootFields(schema: GraphQLSchema): void {
       ) => {
         const tracer = activeTracer();
         const metrics = activeMetrics();
-        // A query with metrics on has nothing to count: it waits on no extra promise.
-        if (!tracer && (!metrics || !mutation)) return resolve(root, args, ctx, info);
-        const count = (value: unknown) => {
-          if (mutation && metrics) countWrites(metrics, mutation, value);
-          return value;
-        };
+        // Only a mutation with metrics on has items to count; anything else waits on no extra promise.
+        const count =
+          mutation && metrics
+            ? (value: unknown) => {
+                countWrites(metrics, mutation, value);
+                return value;
+              }
+            : null;
         const parent = tracer ? operationContext(ctx) : undefined;
-        // No span under a sampled-out request: its stages and statements record none either.
+        // No tracer, or a sampled-out request: no span, and its stages and statements record none either.
         if (!tracer || !parent || !trace.getSpan(parent)?.isRecording())
-          return mutation && metrics
-            ? settle(resolve(root, args, ctx, info), count)
-            : resolve(root, args, ctx, info);
+          return count ? settle(resolve(root, args, ctx, info), count) : resolve(root, args, ctx, info);
         const span = tracer.startSpan(
           `${type.name}.${field.name}`,
           { attributes: { 'graphql.field.name': field.name, 'graphql.type.name': type.name } },
@@ -51,7 +51,7 @@ export function instrumentRootFields(schema: GraphQLSchema): void {
           if (value instanceof Error)
             span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(value) });
           span.end();
-          return count(value);
+          return count ? count(value) : value;
         };
         try {
           const value = context.with(trace.setSpan(parent, span), () => resolve(root, args, ctx, info));

@@ -147,7 +147,7 @@ describe('every event read afresh as the subscriber', () => {
       };
       // Each event is read when it is delivered, so a version is only seen as written if the
       // next write waits for it: a marker row, read back, ends each step.
-      const seen: Awaited<ReturnType<typeof readUntil>> = [];
+      const seen: LiveChange[] = [];
       const delivered = async (marker: string) => {
         await upsert(gw, [{ key: `${tag}-${marker}`, kind: 'note', title: marker }]);
         seen.push(...(await readUntil(live, `${tag}-${marker}`)));
