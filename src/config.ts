@@ -21,6 +21,18 @@ const envSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
+  MEMGATE_READ_DATABASE_URLS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((u) => u.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().regex(/^postgres(ql)?:\/\//, 'each must be a postgres:// or postgresql:// URL')))
+    .optional(),
+  MEMGATE_READ_YOUR_WRITES_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
+  MEMGATE_REPLICA_MAX_LAG_S: z.coerce.number().min(0).max(86_400).default(30),
   MEMGATE_EMBEDDER: z.string().min(1).default('offline'),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.string().url().optional(),
@@ -64,6 +76,12 @@ export interface Config {
   port: number;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** Streaming replicas of DATABASE_URL that serve queries; empty: the primary serves everything. */
+  readDatabaseUrls: string[];
+  /** After a principal's write, its reads go only where that write is visible, for this long. */
+  readYourWritesMs: number;
+  /** A replica further behind than this serves no read (reads needing a write's LSN wait for none). */
+  replicaMaxLagSeconds: number;
   embedder: string;
   openaiApiKey: string | undefined;
   openaiBaseUrl: string | undefined;
@@ -112,11 +130,19 @@ export function parseConfig(env: EnvInput): Config {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   }
   const e = parsed.data;
+  if (e.MEMGATE_READ_DATABASE_URLS?.length && !e.DATABASE_URL) {
+    throw new ConfigError([
+      'MEMGATE_READ_DATABASE_URLS: read replicas need DATABASE_URL (the primary); the embedded database has none',
+    ]);
+  }
   return {
     host: e.MEMGATE_HOST,
     port: e.MEMGATE_PORT,
     dataDir: e.MEMGATE_DATA_DIR,
     databaseUrl: e.DATABASE_URL,
+    readDatabaseUrls: e.MEMGATE_READ_DATABASE_URLS ?? [],
+    readYourWritesMs: e.MEMGATE_READ_YOUR_WRITES_MS,
+    replicaMaxLagSeconds: e.MEMGATE_REPLICA_MAX_LAG_S,
     embedder: e.MEMGATE_EMBEDDER,
     openaiApiKey: e.OPENAI_API_KEY,
     openaiBaseUrl: e.OPENAI_BASE_URL,
@@ -151,6 +177,17 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
   ['MEMGATE_PORT', '4000', 'HTTP port'],
   ['MEMGATE_DATA_DIR', './.memgate', 'embedded database (PGlite) and embedding cache directory'],
   ['DATABASE_URL', '(unset)', 'PostgreSQL ≥ 15 with pgvector; when set, PGlite is not used'],
+  [
+    'MEMGATE_READ_DATABASE_URLS',
+    '(unset)',
+    'comma-separated streaming replicas of DATABASE_URL; queries are read there',
+  ],
+  [
+    'MEMGATE_READ_YOUR_WRITES_MS',
+    '10000',
+    "after a principal's write, its reads go only to nodes that have replayed it, this long",
+  ],
+  ['MEMGATE_REPLICA_MAX_LAG_S', '30', 'a replica further behind than this serves no reads'],
   ['MEMGATE_EMBEDDER', 'offline', 'offline | openai:<model>[:<dims>] | hashing[:<dims>] (tests only)'],
   ['OPENAI_API_KEY', '(unset)', 'key for the OpenAI-compatible embedder and LLM'],
   ['OPENAI_BASE_URL', '(unset)', 'base URL of any OpenAI-compatible server'],

@@ -1,5 +1,5 @@
 import type { Principal } from './auth/principal.js';
-import { type SqlTrace, countingDatabase } from './db/database.js';
+import { type Queryable, type SqlTrace, countingDatabase, readRoute } from './db/database.js';
 import { type Loaders, createLoaders } from './kernel/loaders.js';
 import { type Services, createServices } from './services.js';
 import type { AppDeps } from './kernel/request-scope.js';
@@ -9,6 +9,11 @@ export interface Context {
   services: Services;
   loaders: Loaders;
   sql: SqlTrace;
+  /**
+   * Sends this request's queries to a read replica (null: back to the primary); set before a
+   * query operation executes (src/read-routing.ts). Writes always go to the primary.
+   */
+  routeReads(reader: Queryable | null): void;
   /**
    * Fresh loaders and services for the same principal, on the context it is called on (yoga
    * copies the context's fields onto its own object: that copy is what resolvers read). A
@@ -47,8 +52,9 @@ export function createContext(
 
 function requestParts(deps: AppDeps, principal: Principal) {
   const sql: SqlTrace = { statements: 0, ms: 0 };
-  const db = countingDatabase(deps.db, sql);
+  const route = readRoute(deps.db);
+  const db = countingDatabase(route.db, sql);
   const loaders = createLoaders(db, principal.scopes);
   const services = createServices({ deps, db, principal, loaders });
-  return { services, loaders, sql };
+  return { services, loaders, sql, routeReads: route.to };
 }

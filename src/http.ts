@@ -43,24 +43,7 @@ export function createHttpServer(options: HttpOptions): Server {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    if (path === '/readyz') {
-      void readiness(db).then(
-        (pending) => {
-          if (pending.length > 0) return sendJson(res, 503, { status: 'migrations pending', pending });
-          // Queries would answer, but live subscribers would hear nothing: not ready.
-          const listener = db.load?.().listener;
-          if (listener && !listener.listening) {
-            return sendJson(res, 503, { status: 'change listener down', backend: db.backend, listener });
-          }
-          sendJson(res, 200, { status: 'ready', backend: db.backend, ...(listener ? { listener } : {}) });
-        },
-        (error: unknown) => {
-          logger.warn('readiness check failed', { error: String(error) });
-          sendJson(res, 503, { status: 'database unreachable' });
-        },
-      );
-      return;
-    }
+    if (path === '/readyz') return answerReadiness(res, db, logger);
     if (isExplorePath(path) || (graphiql && isGraphiQLAssetPath(path))) {
       req.resume();
       const handle = isExplorePath(path) ? handleExplore : handleGraphiQLAsset;
@@ -124,6 +107,31 @@ export function createHttpServer(options: HttpOptions): Server {
     });
   });
   return server;
+}
+
+/** 200 once migrations are applied and change notices are heard; the replicas are reported, not required. */
+function answerReadiness(res: ServerResponse, db: Database, logger: Logger): void {
+  void readiness(db).then(
+    (pending) => {
+      if (pending.length > 0) return sendJson(res, 503, { status: 'migrations pending', pending });
+      // Queries would answer, but live subscribers would hear nothing: not ready.
+      const load = db.load?.();
+      const listener = load?.listener;
+      if (listener && !listener.listening) {
+        return sendJson(res, 503, { status: 'change listener down', backend: db.backend, listener });
+      }
+      sendJson(res, 200, {
+        status: 'ready',
+        backend: db.backend,
+        ...(listener ? { listener } : {}),
+        ...(load?.replicas ? { replicas: load.replicas } : {}),
+      });
+    },
+    (error: unknown) => {
+      logger.warn('readiness check failed', { error: String(error) });
+      sendJson(res, 503, { status: 'database unreachable' });
+    },
+  );
 }
 
 async function readiness(db: Database): Promise<string[]> {

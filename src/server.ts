@@ -15,6 +15,7 @@ import { errorFields } from './logger.js';
 import { extractionMetrics } from './modules/extraction/index.js';
 import { summaryMetrics } from './modules/summaries/index.js';
 import { observabilityPlugins } from './observability/plugins.js';
+import { useReadRouting } from './read-routing.js';
 import { schema } from './schema/index.js';
 import { securityPlugins } from './security/index.js';
 import type { AppDeps } from './kernel/request-scope.js';
@@ -178,6 +179,7 @@ export function createGateway(deps: AppDeps, options: ServerOptions = {}) {
       useAuthentication(authenticate, deps.logger),
       ...securityPlugins(deps),
       useExecutionCancellation(),
+      ...[useReadRouting(deps)].filter((p) => p !== null),
       useErrorCodes(),
       ...(deps.config.traceSql ? [useSqlTrace()] : []),
       ...(options.plugins ?? []),

@@ -1,4 +1,4 @@
-import type { DatabaseLoad } from '../observability/metrics.js';
+import type { DatabaseLoad, ReplicaLoad } from '../observability/metrics.js';
 import { observeStatement } from './statement-capture.js';
 import { inSpan } from '../observability/tracing.js';
 
@@ -40,6 +40,31 @@ export interface Database extends Queryable {
    * would lose its LISTEN on release). Reconnects on its own; resolves to the stop function.
    */
   listen?(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Native PostgreSQL with MEMGATE_READ_DATABASE_URLS: the streaming replicas reads may use. */
+  readonly replicas?: ReadReplicas;
+  /**
+   * On a request's view whose reads go to a replica: the primary, where the writes made while
+   * serving a read (context traces, session compacts) go. Absent: this database takes writes.
+   */
+  readonly primary?: Queryable;
+}
+
+/** Streaming replicas that serve reads; see read-replicas.ts. */
+export interface ReadReplicas {
+  /**
+   * A reader for a read that must see the WAL up to `minLsn` (null: any replica not too far
+   * behind), or null when no replica qualifies and the primary answers.
+   */
+  reader(minLsn: bigint | null): Queryable | null;
+  /** The primary's WAL write position now: every commit that has returned lies at or before it. */
+  commitLsn(): Promise<string>;
+  state(): ReplicaLoad[];
+  close(): Promise<void>;
+}
+
+/** Where a write made while serving a read goes: the primary of a replica-routed view. */
+export function forWrites(db: Queryable & { primary?: Queryable }): Queryable {
+  return db.primary ?? db;
 }
 
 /** Per-request SQL accounting, surfaced as `extensions.sql` when MEMGATE_TRACE_SQL=1. */
@@ -75,11 +100,44 @@ export function countingDatabase(db: Database, trace: SqlTrace): Database {
   });
   return {
     backend: db.backend,
+    ...(db.primary ? { primary: countingQueryable(db.primary) } : {}),
     query: (sql, params) => count(() => observeStatement(sql, () => db.query(sql, params))),
     transaction: (name, fn) =>
       inSpan(`transaction ${name}`, {}, () => db.transaction(name, (tx) => fn(countingQueryable(tx)))),
     exec: (sql) => db.exec(sql),
     close: () => db.close(),
     ...(db.session ? { session: db.session.bind(db) } : {}),
+  };
+}
+
+/** A request's database whose plain queries go where `to` last pointed (the primary until then). */
+export interface ReadRoute {
+  db: Database;
+  /** Sends this request's queries to `reader` (a replica), or back to the primary for null. */
+  to(reader: Queryable | null): void;
+}
+
+/**
+ * The request view of a database with read replicas: queries follow the route, while
+ * transactions, sessions and `primary` (writes made while serving a read) stay on the primary.
+ * Without replicas the database itself, at no cost.
+ */
+export function readRoute(base: Database): ReadRoute {
+  if (!base.replicas) return { db: base, to: () => undefined };
+  let reads: Queryable = base;
+  const db: Database = {
+    backend: base.backend,
+    primary: base,
+    query: (sql, params) => reads.query(sql, params),
+    transaction: (name, fn) => base.transaction(name, fn),
+    exec: (sql) => base.exec(sql),
+    close: () => base.close(),
+    ...(base.session ? { session: base.session.bind(base) } : {}),
+  };
+  return {
+    db,
+    to: (reader) => {
+      reads = reader ?? base;
+    },
   };
 }

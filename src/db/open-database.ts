@@ -16,7 +16,8 @@ export function embeddedFolder(config: Pick<Config, 'dataDir'>): string {
 
 /** DATABASE_URL selects native PostgreSQL; otherwise the embedded PGlite in the data directory. */
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'statementTimeoutMs'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'statementTimeoutMs'> &
+    Partial<Pick<Config, 'readDatabaseUrls' | 'replicaMaxLagSeconds'>>,
   options: OpenDatabaseOptions = {},
 ): Promise<Database> {
   // Each driver is imported only when chosen: loading both costs start-up time for nothing.
@@ -25,6 +26,8 @@ export async function openDatabase(
     return openPostgres({
       connectionString: config.databaseUrl,
       statementTimeoutMs: config.statementTimeoutMs,
+      readUrls: config.readDatabaseUrls,
+      maxReplicaLagSeconds: config.replicaMaxLagSeconds,
     });
   }
   const { openPglite } = await import('./pglite-database.js');

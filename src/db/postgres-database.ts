@@ -5,8 +5,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFromStdin } from 'pg-copy-streams';
 import pgvector from 'pgvector';
-import { type Database, type QueryResult, type Queryable, toParam } from './database.js';
+import { type Database, type QueryResult, type Queryable, type ReadReplicas, toParam } from './database.js';
 import { unlessUnreachable } from './unavailable.js';
+import { createReadReplicas, nodeName } from './read-replicas.js';
 
 // int8 counts and ids fit in a double here; both backends then return numbers.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -15,6 +16,10 @@ export interface PostgresOptions {
   connectionString: string;
   statementTimeoutMs: number;
   max?: number;
+  /** Streaming replicas of `connectionString` that serve reads (see read-replicas.ts). */
+  readUrls?: readonly string[];
+  /** A replica further behind than this serves no read that could go anywhere. */
+  maxReplicaLagSeconds?: number;
 }
 
 export interface PostgresDatabase extends Database {
@@ -26,7 +31,41 @@ export interface PostgresDatabase extends Database {
 
 export async function openPostgres(options: PostgresOptions): Promise<PostgresDatabase> {
   const vectorOid = await ensureExtensions(options.connectionString);
-  const newPool = poolFactory(options, typesWithVector(vectorOid));
+  const types = typesWithVector(vectorOid);
+  const runner = statementRunner();
+  const primary = openNode(options, options.connectionString, types, runner);
+  const { pool } = primary;
+  const listeners = createListeners(options.connectionString);
+  const replicas = options.readUrls?.length ? await openReplicas(options, types, runner, primary) : undefined;
+  return {
+    backend: 'postgres',
+    pool,
+    connectionString: options.connectionString,
+    load: () => ({
+      pool: primary.load(),
+      listener: listeners.state(),
+      ...(replicas ? { replicas: replicas.state() } : {}),
+    }),
+    query: primary.query,
+    transaction: (_name, fn) => inTransaction(pool, runner.connect, runner.run, fn),
+    async exec(sql) {
+      await runner.runPooled(pool, sql);
+    },
+    session: (fn) => inSession(pool, runner.connect, runner.run, fn),
+    close: async () => {
+      await replicas?.close();
+      await primary.close();
+    },
+    listen: (channel, onPayload) => listeners.listen(channel, onPayload),
+    ...(replicas ? { replicas } : {}),
+  };
+}
+
+type Types = { getTypeParser: typeof pg.types.getTypeParser };
+
+/** One server's pools: the plain one and the generic-plan one, with what /metrics reads of them. */
+function openNode(options: PostgresOptions, connectionString: string, types: Types, runner: Runner) {
+  const newPool = poolFactory({ ...options, connectionString }, types);
   // No JIT: the gateway runs short indexed statements, and a generous row estimate (a
   // function scan over request parameters, say) would otherwise make PostgreSQL spend
   // 100+ ms compiling a statement that executes in under one (measured at size L).
@@ -34,32 +73,58 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
   // The statements of GENERIC_PLAN_STATEMENTS run on connections that always use the generic
   // plan; the pool opens its connections on first use only.
   const genericPool = newPool('-c jit=off -c plan_cache_mode=force_generic_plan');
-  const listeners = createListeners(options.connectionString);
-  const { run, connect, runPooled } = statementRunner();
   const poolFor = (sql: string) => (GENERIC_PLAN_STATEMENTS.has(statementName(sql)) ? genericPool : pool);
   return {
-    backend: 'postgres',
     pool,
-    connectionString: options.connectionString,
+    query: <R>(sql: string, params?: readonly unknown[]) => runner.runPooled<R>(poolFor(sql), sql, params),
     load: () => ({
-      pool: {
-        total: pool.totalCount + genericPool.totalCount,
-        idle: pool.idleCount + genericPool.idleCount,
-        waiting: pool.waitingCount + genericPool.waitingCount,
-      },
-      listener: listeners.state(),
+      total: pool.totalCount + genericPool.totalCount,
+      idle: pool.idleCount + genericPool.idleCount,
+      waiting: pool.waitingCount + genericPool.waitingCount,
     }),
-    query: (sql, params) => runPooled(poolFor(sql), sql, params),
-    transaction: (_name, fn) => inTransaction(pool, connect, run, fn),
-    async exec(sql) {
-      await runPooled(pool, sql);
-    },
-    session: (fn) => inSession(pool, connect, run, fn),
     close: async () => {
       await Promise.all([pool.end(), genericPool.end()]);
     },
-    listen: (channel, onPayload) => listeners.listen(channel, onPayload),
   };
+}
+
+/**
+ * The read replicas, each checked to be a standby of this primary (same system identifier):
+ * a URL naming another cluster would serve another database's rows.
+ */
+async function openReplicas(
+  options: PostgresOptions,
+  types: Types,
+  runner: Runner,
+  primary: ReturnType<typeof openNode>,
+): Promise<ReadReplicas> {
+  const identity = await systemIdentifier(options.connectionString);
+  const nodes = [];
+  for (const url of options.readUrls ?? []) {
+    const found = await systemIdentifier(url).catch(() => null);
+    // An unreachable replica is not fatal (it may be restarting): it serves once it answers.
+    if (found !== null && found !== identity) {
+      await Promise.all(nodes.map((n) => n.node.close()));
+      throw new Error(
+        `MEMGATE_READ_DATABASE_URLS: ${nodeName(url)} is not a replica of DATABASE_URL (another cluster: system identifier ${found}, the primary's is ${identity})`,
+      );
+    }
+    nodes.push({ name: nodeName(url), node: openNode(options, url, types, runner) });
+  }
+  return createReadReplicas(primary, nodes, { maxLagSeconds: options.maxReplicaLagSeconds ?? 30 });
+}
+
+async function systemIdentifier(connectionString: string): Promise<string> {
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>(
+      'SELECT system_identifier::text AS id FROM pg_control_system()',
+    );
+    return rows[0]!.id;
+  } finally {
+    await client.end();
+  }
 }
 
 /**
@@ -70,6 +135,10 @@ async function ensureExtensions(connectionString: string): Promise<number> {
   const boot = new pg.Client({ connectionString });
   await boot.connect();
   try {
+    const { rows: recovery } = await boot.query<{ standby: boolean }>(
+      'SELECT pg_is_in_recovery() AS standby',
+    );
+    if (recovery[0]?.standby) throw new StandbyError(nodeName(connectionString));
     await boot.query('CREATE EXTENSION IF NOT EXISTS vector');
     await boot.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
     const { rows } = await boot.query<{ oid: number }>(
@@ -81,8 +150,18 @@ async function ensureExtensions(connectionString: string): Promise<number> {
   }
 }
 
+/** DATABASE_URL names a standby: memgate writes (migrations, LISTEN, every mutation), so it must not start there. */
+export class StandbyError extends Error {
+  constructor(name: string) {
+    super(
+      `DATABASE_URL (${name}) is a standby in recovery, which accepts no writes: point DATABASE_URL at the primary and list standbys in MEMGATE_READ_DATABASE_URLS to serve reads from them`,
+    );
+    this.name = 'StandbyError';
+  }
+}
+
 /** pgvector's parser on every pooled connection, via the pool's type table (no per-connect query). */
-function typesWithVector(vectorOid: number): { getTypeParser: typeof pg.types.getTypeParser } {
+function typesWithVector(vectorOid: number): Types {
   return {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
       oid === vectorOid
@@ -92,10 +171,7 @@ function typesWithVector(vectorOid: number): { getTypeParser: typeof pg.types.ge
 }
 
 /** Pools of the gateway's connections, each with its session `settings`. */
-function poolFactory(
-  options: PostgresOptions,
-  types: { getTypeParser: typeof pg.types.getTypeParser },
-): (settings: string) => pg.Pool {
+function poolFactory(options: PostgresOptions, types: Types): (settings: string) => pg.Pool {
   return (settings) => {
     const p = new pg.Pool({
       connectionString: options.connectionString,
@@ -117,12 +193,14 @@ function poolFactory(
 type Run = <R>(q: pg.PoolClient, sql: string, params?: readonly unknown[]) => Promise<QueryResult<R>>;
 type Connect = (p: pg.Pool) => Promise<pg.PoolClient>;
 
-/** How statements reach the server: on a client, on a pooled connection, and how one is taken. */
-function statementRunner(): {
+interface Runner {
   run: Run;
   connect: Connect;
   runPooled: <R>(p: pg.Pool, sql: string, params?: readonly unknown[]) => Promise<QueryResult<R>>;
-} {
+}
+
+/** How statements reach the server: on a client, on a pooled connection, and how one is taken. */
+function statementRunner(): Runner {
   const prepared = preparedNames();
   const run: Run = async <R>(q: pg.PoolClient, sql: string, params?: readonly unknown[]) => {
     const values = params ? params.map(toParam) : [];

@@ -27,6 +27,22 @@ export interface DatabaseLoad {
   queue?: { depth: number };
   /** Native PostgreSQL: the LISTEN connection that carries change notices to subscribers. */
   listener?: { listening: boolean; reconnects: number };
+  /** Native PostgreSQL with read replicas: each one's state at its last sample. */
+  replicas?: ReplicaLoad[];
+}
+
+/** What /readyz and /metrics say about one read replica. */
+export interface ReplicaLoad {
+  /** host:port/database of the replica (no credentials). */
+  name: string;
+  /** Answered its last sample and is in recovery (a standby). */
+  up: boolean;
+  /** WAL replayed, as PostgreSQL prints an LSN; null until sampled. */
+  replayLsn: string | null;
+  /** Bytes of the primary's WAL not yet replayed there (at the last sample). */
+  lagBytes: number | null;
+  /** Seconds since the last replayed transaction's commit; 0 when caught up. */
+  lagSeconds: number | null;
 }
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -88,6 +104,7 @@ function registerLoadGauges(
       if (listener) this.set(listener.reconnects);
     },
   });
+  registerReplicaGauges(load, poolRegisters);
   new Gauge({
     name: 'memgate_pglite_queue_depth',
     help: 'Statements and transactions waiting for the single PGlite connection',
@@ -96,6 +113,39 @@ function registerLoadGauges(
       this.set(load().queue?.depth ?? 0);
     },
   });
+}
+
+/** Each read replica's state at its last sample (MEMGATE_READ_DATABASE_URLS); absent without replicas. */
+function registerReplicaGauges(load: () => DatabaseLoad, registers: Registry[]): void {
+  const perReplica = (name: string, help: string, value: (r: ReplicaLoad) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['replica'],
+      registers,
+      collect() {
+        this.reset();
+        for (const replica of load().replicas ?? []) {
+          const v = value(replica);
+          if (v !== null) this.set({ replica: replica.name }, v);
+        }
+      },
+    });
+  perReplica(
+    'memgate_db_replica_up',
+    'Whether a read replica answered its last sample as a standby (1) or not (0)',
+    (r) => (r.up ? 1 : 0),
+  );
+  perReplica(
+    'memgate_db_replica_lag_bytes',
+    "Bytes of the primary's WAL a read replica has not replayed",
+    (r) => r.lagBytes,
+  );
+  perReplica(
+    'memgate_db_replica_lag_seconds',
+    'Seconds since the last transaction a read replica replayed was committed; 0 when caught up',
+    (r) => r.lagSeconds,
+  );
 }
 
 const byContext = ['operationType', 'rootField'] as const;

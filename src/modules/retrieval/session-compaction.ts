@@ -1,7 +1,7 @@
 import type { ContextPackValue, PackedItem, PackSectionValue } from './compiler/pack-types.js';
 import type { Replacement } from './compiler/trace.js';
 import { itemLabel, pieceCost, renderItem, renderPack, sectionHeader } from './compiler/render.js';
-import type { Queryable } from '../../db/database.js';
+import { type Queryable, forWrites } from '../../db/database.js';
 import { estimateTokens } from '../../domain/tokens.js';
 import { globalId, parseGlobalId } from '../../global-id.js';
 import {
@@ -191,7 +191,7 @@ async function buildCompact(
     firstAt: messages[0]!.occurredAt,
     lastAt: messages[messages.length - 1]!.occurredAt,
   };
-  await saveCompact(db, ns, built);
+  await saveCompact(forWrites(db), ns, built);
   return built;
 }
 

@@ -21,6 +21,7 @@
  * relation a pack declares `temporal: false` is walked as it is now. Entities carry the
  * attribute version in force at asOf. New entities of a level are taken in key order.
  */
+import { forWrites } from '../../db/database.js';
 import { z } from 'zod';
 import { assertCanRead } from '../../auth/principal.js';
 import { type NamespaceSchema, canonicalKind } from '../../domain/domain-pack.js';
@@ -205,7 +206,7 @@ export class TypedContextService {
   private async saveTraces(traceId: string, request: TypedRequest, walks: NamespaceWalk[]): Promise<boolean> {
     try {
       await insertTypedTraces(
-        this.scope.db,
+        forWrites(this.scope.db),
         walks.map((w) => ({
           namespace: w.namespace,
           traceId,
