@@ -39,7 +39,8 @@ describe('contextTrace: why an item was or was not in a pack', () => {
     await gw.db.query(
       `INSERT INTO context_traces (namespace, trace_id, request, created_at) VALUES
          ($1, 'ctx-old', '{}'::jsonb, now() - interval '40 days'),
-         ($1, 'ctx-recent', '{}'::jsonb, now() - interval '1 day')`,
+         ($1, 'ctx-recent', '{}'::jsonb, now() - interval '1 day'),
+         ('elsewhere', 'ctx-old-elsewhere', '{}'::jsonb, now() - interval '40 days')`,
       [NS],
     );
     const paragraphs = Array.from(
@@ -72,12 +73,13 @@ describe('contextTrace: why an item was or was not in a pack', () => {
     await gw?.close();
   });
 
-  it('prunes traces older than the retention on write, keeps the others', async () => {
+  it('prunes traces older than the retention on write, in the namespaces written only', async () => {
     await compile(gw, { namespaces: [NS], query: 'warm up' });
     const { rows } = await gw.db.query<{ id: string }>(
-      `SELECT trace_id AS id FROM context_traces WHERE trace_id IN ('ctx-old', 'ctx-recent')`,
+      `SELECT trace_id AS id FROM context_traces WHERE trace_id IN ('ctx-old', 'ctx-recent', 'ctx-old-elsewhere') ORDER BY trace_id`,
     );
-    expect(rows.map((r) => r.id)).toEqual(['ctx-recent']);
+    // Another namespace's old trace waits for a write there (one shard's work per write).
+    expect(rows.map((r) => r.id)).toEqual(['ctx-old-elsewhere', 'ctx-recent']);
     expect(await readTrace(gw, NS, 'ctx-old')).toBeNull();
   });
 

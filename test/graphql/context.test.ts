@@ -720,7 +720,7 @@ describe('context: the ContextPack over HTTP', () => {
           principal: { id: 'local', scopes: null, pii: true },
           charsPerToken: 3,
           traceRetentionDays: 30,
-          pruneDue: () => false,
+          pruneDue: () => [],
           channelTimeoutMs: 5000,
         },
       );
@@ -758,7 +758,7 @@ describe('context: the ContextPack over HTTP', () => {
           principal: { id: 'local', scopes: null, pii: true },
           charsPerToken: 3,
           traceRetentionDays: 30,
-          pruneDue: () => false,
+          pruneDue: () => [],
           channelTimeoutMs: 200,
         },
       );

@@ -74,7 +74,19 @@ export const contextInputSchema = z.object({
 
 /** Prune on write at most this often per database (the first compilation of a process prunes). */
 export const TRACE_PRUNE_INTERVAL_MS = 10 * 60 * 1000;
-const lastPrune = new WeakMap<object, number>();
+const lastPrune = new WeakMap<object, Map<string, number>>();
+
+/** Of `namespaces`, those whose old traces were not pruned in the last interval (marked pruned now). */
+function pruneDue(db: object, namespaces: readonly string[]): string[] {
+  const now = Date.now();
+  const last = lastPrune.get(db) ?? new Map<string, number>();
+  lastPrune.set(db, last);
+  const due = namespaces.filter(
+    (ns) => now - (last.get(ns) ?? Number.NEGATIVE_INFINITY) >= TRACE_PRUNE_INTERVAL_MS,
+  );
+  for (const ns of due) last.set(ns, now);
+  return due;
+}
 
 export interface ContextTraceView {
   traceId: string;
@@ -121,13 +133,7 @@ export class ContextService {
       principal: { id: principal.id, scopes: principal.scopes, pii: principal.pii },
       charsPerToken: deps.config.charsPerToken,
       traceRetentionDays: deps.config.traceRetentionDays,
-      pruneDue: () => {
-        const now = Date.now();
-        const last = lastPrune.get(deps.db);
-        if (last !== undefined && now - last < TRACE_PRUNE_INTERVAL_MS) return false;
-        lastPrune.set(deps.db, now);
-        return true;
-      },
+      pruneDue: (namespaces) => pruneDue(deps.db, namespaces),
       channelTimeoutMs: deps.config.statementTimeoutMs,
       mask: (text) => maskForPrincipal(principal, text, { type: 'ContextItem', field: 'text' }),
       onChannelError: (channel, error) =>
@@ -147,7 +153,10 @@ export class ContextService {
       compile: (r) => compilePack(r, compileDeps),
       serve: (trace, pack) =>
         writeTrace(compileDeps.db, trace, pack, {
-          pruneOlderThanDays: compileDeps.pruneDue() ? compileDeps.traceRetentionDays : null,
+          prune: {
+            namespaces: compileDeps.pruneDue(request.namespaces),
+            olderThanDays: compileDeps.traceRetentionDays,
+          },
           onError: compileDeps.onChannelError,
         }),
     });

@@ -12,7 +12,6 @@
  * `compilePack` leaves the trace as a draft so that a caller that post-processes the pack (the
  * AUTO route) writes it from what it serves; `compileContext` serves the pack as compiled.
  */
-import { forWrites } from '../../../db/database.js';
 import { maskPii } from '../../../domain/pii.js';
 import { StageTrace } from '../../../observability/retrieval.js';
 import { ChannelRunner } from '../pipeline/channel-runner.js';
@@ -191,9 +190,8 @@ export async function compileContext(req: CompileRequest, deps: CompileDeps): Pr
   const { pack, trace } = await compilePack(req, deps);
   const stages = new StageTrace();
   const served = await stages.run('trace', () =>
-    // The primary: this read may be served by a replica, which takes no writes.
-    writeTrace(forWrites(deps.db), trace, pack, {
-      pruneOlderThanDays: deps.pruneDue() ? deps.traceRetentionDays : null,
+    writeTrace(deps.db, trace, pack, {
+      prune: { namespaces: deps.pruneDue(req.namespaces), olderThanDays: deps.traceRetentionDays },
       onError: deps.onChannelError,
     }),
   );

@@ -48,10 +48,13 @@ export interface CompileDeps {
   embedder: Embedder;
   principal: CompilePrincipal;
   charsPerToken: number;
-  /** Traces older than this are pruned (when `pruneDue()` says so). */
+  /** Traces older than this are pruned (in the namespaces `pruneDue` names). */
   traceRetentionDays: number;
-  /** Called once per compilation: whether this write should also prune old traces. */
-  pruneDue: () => boolean;
+  /**
+   * Called once per compilation: of its namespaces, those whose old traces this write also
+   * prunes. Pruning stays within the namespaces written, as sharding by namespace needs.
+   */
+  pruneDue: (namespaces: readonly string[]) => string[];
   /** A channel (embedding call included) slower than this is abandoned with a warning. */
   channelTimeoutMs: number;
   /** Masks personal data in item text for principals without the pii right. */

@@ -5,11 +5,11 @@
  * nobody received.
  */
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../../../db/database.js';
+import { type Queryable, forWrites } from '../../../db/database.js';
 import { isVisibilityScope } from '../../../domain/scopes.js';
 import { estimateTokens } from '../../../domain/tokens.js';
 import type { ChannelReport } from '../pipeline/channel-runner.js';
-import { insertTraces, type TraceWrite } from '../store/trace-store.js';
+import { insertTraces, type TracePrune, type TraceWrite } from '../store/trace-store.js';
 import type { CandidateKind, SectionKind } from './candidates.js';
 import type { CurrentOutcome } from './packing.js';
 import type { CompileRequest, ContextPackValue, PackedItem } from './pack-types.js';
@@ -231,10 +231,11 @@ export async function writeTrace(
   db: Queryable,
   draft: TraceDraft,
   served: ContextPackValue,
-  options: { pruneOlderThanDays: number | null; onError?: (channel: string, error: unknown) => void },
+  options: { prune: TracePrune; onError?: (channel: string, error: unknown) => void },
 ): Promise<ContextPackValue> {
   try {
-    await insertTraces(db, traceRows(draft, served), options.pruneOlderThanDays);
+    // On the primary: the pack may have been read on a replica, which takes no writes.
+    await insertTraces(forWrites(db), traceRows(draft, served), options.prune);
     return served;
   } catch (error) {
     options.onError?.('trace', error);

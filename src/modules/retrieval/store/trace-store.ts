@@ -26,15 +26,21 @@ export interface TraceRow {
   decisions: unknown[];
 }
 
+/** Traces of these namespaces older than this many days go with the next trace written. */
+export interface TracePrune {
+  namespaces: readonly string[];
+  olderThanDays: number;
+}
+
 /**
- * Inserts the trace rows of one compilation in one statement. When `pruneOlderThanDays` is
- * set, the same statement first deletes traces older than that (the deletion sees the table
- * before the insert, so the new rows are never pruned).
+ * Inserts the trace rows of one compilation in one statement. The same statement first
+ * deletes the traces of `prune.namespaces` older than its retention (the deletion sees the
+ * table before the insert, so the new rows are never pruned).
  */
 export async function insertTraces(
   q: Queryable,
   rows: TraceWrite[],
-  pruneOlderThanDays: number | null,
+  prune: TracePrune | null,
 ): Promise<{ pruned: number }> {
   if (rows.length === 0) return { pruned: 0 };
   // A JSON string: toParam passes arrays through as SQL arrays, which jsonb cannot parse.
@@ -50,13 +56,15 @@ export async function insertTraces(
       visibility: r.visibility,
     })),
   );
-  const pruneOlderThanDaysParam = param(pruneOlderThanDays);
+  const pruneOlderThanDaysParam = param(prune?.namespaces.length ? prune.olderThanDays : null);
+  const pruneNamespaces = param(prune?.namespaces ?? []);
   const { rows: out } = await run<{ pruned: number }>(
     q,
     sql`/* insertContextTraces */
      WITH pruned AS (
        DELETE FROM context_traces
-       WHERE ${pruneOlderThanDaysParam}::float8 IS NOT NULL AND created_at < now() - make_interval(secs => ${pruneOlderThanDaysParam}::float8 * 86400)
+       WHERE ${pruneOlderThanDaysParam}::float8 IS NOT NULL AND namespace = ANY(${pruneNamespaces}::text[])
+         AND created_at < now() - make_interval(secs => ${pruneOlderThanDaysParam}::float8 * 86400)
        RETURNING 1
      ), inserted AS (
        INSERT INTO context_traces (namespace, trace_id, kind, principal_id, request, channels, decisions, visibility)
