@@ -1,7 +1,7 @@
 import { GraphQLError, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from './context.js';
-import { formatLsn, parseLsn } from './db/read-replicas.js';
+import { formatLsn, parseLsn, readingPrimary } from './db/read-replicas.js';
 import type { AppDeps } from './kernel/request-scope.js';
 
 /**
@@ -61,14 +61,17 @@ function requestedLsn(request: Request | undefined): bigint | null {
 type RoutedContext = Context & { request?: Request };
 
 /**
- * With read replicas: a query's reads go to a replica that has replayed everything its principal
- * wrote in the last MEMGATE_READ_YOUR_WRITES_MS and the LSN its request names, else to the
- * primary; a mutation answers the commit LSN of its writes (extensions.lsn and the memgate-lsn
- * header). Subscriptions stay on the primary, which every change notice has already reached.
+ * On native PostgreSQL, where a query operation's reads go. With read replicas: to a replica
+ * that has replayed everything its principal wrote in the last MEMGATE_READ_YOUR_WRITES_MS and
+ * the LSN its request names, else to the primary; a mutation answers the commit LSN of its
+ * writes (extensions.lsn and the memgate-lsn header). On the primary a read that lost its
+ * connection is retried once. Subscriptions stay on the primary, which every change notice has
+ * already reached.
  */
 export function useReadRouting(deps: AppDeps): Plugin<RoutedContext> | null {
+  if (deps.db.backend !== 'postgres') return null;
   const replicas = deps.db.replicas;
-  if (!replicas) return null;
+  const primary = readingPrimary(deps.db);
   const written = new WrittenPositions(deps.config.readYourWritesMs);
   const commitLsnOf = new WeakMap<Request, string>();
   return {
@@ -77,10 +80,10 @@ export function useReadRouting(deps: AppDeps): Plugin<RoutedContext> | null {
       const operation = getOperationAST(args.document, args.operationName)?.operation;
       if (operation === 'query') {
         const atLeast = later(written.of(context.principal.id), requestedLsn(context.request));
-        context.routeReads(replicas.reader(atLeast));
+        context.routeReads(replicas?.reader(atLeast) ?? primary);
         return;
       }
-      if (operation !== 'mutation') return;
+      if (operation !== 'mutation' || !replicas) return;
       return {
         async onExecuteDone({ result, setResult }) {
           if (!('data' in result || 'errors' in result)) return;

@@ -118,12 +118,12 @@ export interface ReadRoute {
 }
 
 /**
- * The request view of a database with read replicas: queries follow the route, while
+ * The request view of a native PostgreSQL database: queries follow the route, while
  * transactions, sessions and `primary` (writes made while serving a read) stay on the primary.
- * Without replicas the database itself, at no cost.
+ * PGlite, one connection in this process, has nothing to route: the database itself.
  */
 export function readRoute(base: Database): ReadRoute {
-  if (!base.replicas) return { db: base, to: () => undefined };
+  if (base.backend !== 'postgres') return { db: base, to: () => undefined };
   let reads: Queryable = base;
   const db: Database = {
     backend: base.backend,

@@ -50,7 +50,7 @@ function isReadOnlyRefusal(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '25006';
 }
 
-/** Whether a replica failed in a way another node would not: unreachable, or a recovery conflict. */
+/** Whether a node failed in a way a retry may not: unreachable, or a recovery conflict. */
 function replicaFault(error: unknown): boolean {
   if (error instanceof MemgateError) return error.code === 'UNAVAILABLE';
   return isConnectionLoss(error) || isRecoveryConflict(error);
@@ -148,6 +148,24 @@ export function createReadReplicas(
       clearInterval(timer);
       await sampling?.catch(() => undefined);
       await Promise.all(nodes.map((r) => r.node.close()));
+    },
+  };
+}
+
+/**
+ * The primary as a query operation reads it: a statement whose connection was lost runs once
+ * more on a fresh one (a pooled connection cut by a switchover or a proxy; a read is
+ * idempotent). Still unreachable: UNAVAILABLE, as before.
+ */
+export function readingPrimary(primary: Queryable): Queryable {
+  return {
+    query: async <R>(sql: string, params?: readonly unknown[]) => {
+      try {
+        return await primary.query<R>(sql, params);
+      } catch (error) {
+        if (!replicaFault(error)) throw error;
+        return primary.query<R>(sql, params);
+      }
     },
   };
 }
