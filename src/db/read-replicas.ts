@@ -1,6 +1,6 @@
 import type { QueryResult, Queryable, ReadReplicas } from './database.js';
 import type { ReplicaLoad } from '../observability/metrics.js';
-import { isConnectionLoss } from './unavailable.js';
+import { isConnectionLoss, isWriteRefused } from './unavailable.js';
 import { MemgateError } from '../errors.js';
 
 /**
@@ -45,14 +45,9 @@ function isRecoveryConflict(error: unknown): boolean {
   return code === '40001' || code === '40P01' || /conflict with recovery/i.test(String(error));
 }
 
-/** A statement that writes reached a standby (SQLSTATE 25006): only the primary can run it. */
-function isReadOnlyRefusal(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === '25006';
-}
-
 /** Whether a node failed in a way a retry may not: unreachable, or a recovery conflict. */
 function replicaFault(error: unknown): boolean {
-  if (error instanceof MemgateError) return error.code === 'UNAVAILABLE';
+  if (error instanceof MemgateError) return error.code === 'UNAVAILABLE' && !isWriteRefused(error);
   return isConnectionLoss(error) || isRecoveryConflict(error);
 }
 
@@ -115,7 +110,8 @@ export function createReadReplicas(
       try {
         return await first.node.query<R>(sql, params);
       } catch (error) {
-        if (isReadOnlyRefusal(error)) return primary.query<R>(sql, params);
+        // A statement that writes reached the standby: only the primary can run it.
+        if (isWriteRefused(error)) return primary.query<R>(sql, params);
         if (!replicaFault(error)) throw error;
         first.up = false;
         // Once more, elsewhere: another replica as current as this one was, else the primary.

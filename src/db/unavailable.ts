@@ -39,12 +39,33 @@ export function databaseUnavailable(): MemgateError {
   );
 }
 
-/** Runs `work`; an error that means the database is unreachable becomes UNAVAILABLE. */
+/**
+ * A write reached a server in recovery (SQLSTATE 25006): the primary it was is a standby now (a
+ * failover), or the statement was sent to a replica. Told as UNAVAILABLE, reason READ_ONLY.
+ */
+export function isWriteRefused(error: unknown): boolean {
+  if (error instanceof MemgateError) return error.extensions.reason === 'READ_ONLY';
+  return (error as { code?: unknown } | null)?.code === '25006';
+}
+
+function databaseReadOnly(): MemgateError {
+  return new MemgateError(
+    'UNAVAILABLE',
+    'The database accepts no writes right now (the server is a standby: a failover may be under way). Retry shortly.',
+    { retryable: true, reason: 'READ_ONLY', http: { status: 503 } },
+  );
+}
+
+/**
+ * Runs `work`; an error that means the database is unreachable, or that it is a standby
+ * refusing a write, becomes UNAVAILABLE.
+ */
 export async function unlessUnreachable<T>(work: () => Promise<T>, connecting = false): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (connecting || isConnectionLoss(error)) throw databaseUnavailable();
+    if (isWriteRefused(error)) throw databaseReadOnly();
     throw error;
   }
 }

@@ -113,6 +113,7 @@ export async function writeItems<T>(
     try {
       results.push(await withSavepoint(tx, 'item', (q) => write(q, value, index)));
     } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error;
       results.push(
         onFailure ? await onFailure(tx, value, index, error) : rejectionFor(index, error, onUnexpected),
       );
@@ -146,12 +147,21 @@ export async function writeSetBased<T>(
   try {
     answers = await withSavepoint(tx, 'batch', (q) => bulk(q, items));
   } catch (error) {
+    if (isDatabaseUnavailable(error)) throw error;
     (options.onBulkFailure ?? onUnexpected)(error);
     return writeItems(tx, items, one, onUnexpected, options.onItemFailure);
   }
   const done = answers.filter((a): a is WriteResult => a !== null);
   const rest = items.filter((_, i) => answers[i] === null);
   return [...done, ...(await writeItems(tx, rest, one, onUnexpected, options.onItemFailure))];
+}
+
+/**
+ * The database cannot take this batch at all (unreachable, or a standby refusing writes): no
+ * item could be written, so the whole request answers UNAVAILABLE and is retried as a whole.
+ */
+function isDatabaseUnavailable(error: unknown): boolean {
+  return error instanceof MemgateError && error.code === 'UNAVAILABLE';
 }
 
 /** Expected errors keep their code and message; anything else is masked as INTERNAL. */

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { type GqlResponse, type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { type LiveChange, readUntil, sleep, subscribe, untilListening } from '../helpers/live.js';
 
 /**
@@ -57,6 +57,19 @@ const upsert = (entities: unknown[]) =>
     { e: entities },
   );
 
+/**
+ * `send` again while it answers plain UNAVAILABLE, as a client retries: a pooled connection cut
+ * a moment ago may take the first statement before the pool has heard of its loss.
+ */
+async function retriedWhileCut<T extends GqlResponse>(send: () => Promise<T>): Promise<T> {
+  let answer = await send();
+  for (let i = 0; i < 10 && answer.status === 503 && !answer.errors?.[0]?.extensions?.reason; i++) {
+    await sleep(100);
+    answer = await send();
+  }
+  return answer;
+}
+
 async function readiness(): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${base()}/readyz`);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -88,6 +101,31 @@ describe.skipIf(!native)(
       const after = await upsert([{ key: 'after', kind: 'note' }]);
       expect(after.errors).toBeUndefined();
       expect(after.data).toEqual({ upsertEntities: { accepted: 1 } });
+    });
+
+    it('a write reaching a server that accepts none (a demoted primary) answers UNAVAILABLE, READ_ONLY', async () => {
+      // What a write meets on a primary turned standby: every transaction read-only.
+      await admin.query(`ALTER DATABASE ${database} SET default_transaction_read_only = on`);
+      try {
+        await terminate();
+        const write = await retriedWhileCut(() => upsert([{ key: 'refused', kind: 'note' }]));
+        expect(write.status).toBe(503);
+        expect(write.errors?.[0]?.extensions).toMatchObject({
+          code: 'UNAVAILABLE',
+          reason: 'READ_ONLY',
+          retryable: true,
+        });
+        expect(JSON.stringify(write)).not.toMatch(/INTERNAL|read-only transaction/);
+        // Reads still answer.
+        const read = await gw.gql('{ entity(namespace: "acme", key: "before") { key } }');
+        expect(read.errors).toBeUndefined();
+      } finally {
+        await admin.query(`ALTER DATABASE ${database} RESET default_transaction_read_only`);
+        await terminate();
+      }
+      expect((await retriedWhileCut(() => upsert([{ key: 'accepted-again', kind: 'note' }]))).data).toEqual({
+        upsertEntities: { accepted: 1 },
+      });
     });
 
     it('a write whose connection is cut under it answers UNAVAILABLE, never INTERNAL_SERVER_ERROR', async () => {
