@@ -21,8 +21,9 @@
 # NATIVE_PG_PASSWORD, NATIVE_PG_DB, as for ci-native-postgres.sh.
 set -euo pipefail
 
-# shellcheck source=scripts/ci-native-postgres.sh
+# shellcheck source-path=SCRIPTDIR source=ci-native-postgres.sh
 source "$(dirname "$0")/ci-native-postgres.sh"
+# shellcheck disable=SC2034 # read by log() in ci-native-postgres.sh
 LOG_TAG=cluster
 
 # What a primary of logical and physical replication needs, on top of the test settings.

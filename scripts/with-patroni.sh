@@ -32,8 +32,9 @@
 # for ci-native-postgres.sh.
 set -euo pipefail
 
-# shellcheck source=scripts/ci-native-postgres.sh
+# shellcheck source-path=SCRIPTDIR source=ci-native-postgres.sh
 source "$(dirname "$0")/ci-native-postgres.sh"
+# shellcheck disable=SC2034 # read by log() in ci-native-postgres.sh
 LOG_TAG=patroni
 
 SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
@@ -118,13 +119,21 @@ teardown() {
   log "stopped and removed the cluster in $CLUSTER_DIR"
 }
 
+# Whether pid $1 runs (a zombie nobody reaped yet does not).
+alive() {
+  local state
+  kill -0 "$1" 2>/dev/null || return 1
+  state="$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)"
+  [[ "$state" != Z ]]
+}
+
 # The cluster of a run that was killed (its owner pid is gone) is cleaned up before starting.
 reap_stale_clusters() {
   local dir owner
   for dir in "$STATE_DIR"/memgate-patroni.*; do
     [[ -f "$dir/owner" ]] || continue
     owner="$(cat "$dir/owner")"
-    if [[ -z "$owner" ]] || ! kill -0 "$owner" 2>/dev/null; then
+    if [[ -z "$owner" ]] || ! alive "$owner"; then
       log "cleaning up the cluster of a finished run in $dir"
       (CLUSTER_DIR="$dir" teardown)
     fi
