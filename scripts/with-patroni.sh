@@ -69,7 +69,8 @@ as_postgres_exec() {
 spawn() {
   local pidfile="$1" logfile="$2"
   shift 2
-  (as_postgres_exec "$@") </dev/null >>"$logfile" 2>&1 &
+  # fd 8 (the port lock) stays with this script.
+  (exec 8>&-; as_postgres_exec "$@") </dev/null >>"$logfile" 2>&1 &
   echo "$!" >"$pidfile"
   # Teardown kills it: no job notice for that.
   disown "$!"
@@ -100,10 +101,14 @@ postmaster_pidfile() {
 # Stops everything of the cluster in CLUSTER_DIR and deletes it. Safe to call twice.
 teardown() {
   [[ -n "${CLUSTER_DIR:-}" && -d "$CLUSTER_DIR" ]] || return 0
-  local node file
-  if [[ "${RUNNING:-}" == starting ]]; then
+  local status="${1:-0}" node file
+  # What the cluster did, when it failed to start or CMD failed.
+  if [[ "${RUNNING:-}" == starting || "$status" != 0 ]]; then
     for file in "$CLUSTER_DIR"/etcd.log "$CLUSTER_DIR"/*/patroni.log "$CLUSTER_DIR"/haproxy.log; do
-      [[ -f "$file" ]] && { log "--- $file (last lines)"; tail -n 30 "$file" >&2; }
+      if [[ -f "$file" ]]; then
+        log "--- $file (last 40 lines)"
+        tail -n 40 "$file" >&2
+      fi
     done
   fi
   kill_pidfile "$CLUSTER_DIR/haproxy.pid"
@@ -115,7 +120,8 @@ teardown() {
     if file="$(postmaster_pidfile "$node")"; then kill_pidfile "$file"; fi
   done
   kill_pidfile "$CLUSTER_DIR/etcd.pid"
-  rm -rf "$CLUSTER_DIR"
+  # A process killed a moment ago may still be writing its last file.
+  rm -rf "$CLUSTER_DIR" 2>/dev/null || { sleep 1; rm -rf "$CLUSTER_DIR"; }
   log "stopped and removed the cluster in $CLUSTER_DIR"
 }
 
@@ -135,7 +141,7 @@ reap_stale_clusters() {
     owner="$(cat "$dir/owner")"
     if [[ -z "$owner" ]] || ! alive "$owner"; then
       log "cleaning up the cluster of a finished run in $dir"
-      (CLUSTER_DIR="$dir" teardown)
+      (CLUSTER_DIR="$dir" teardown 0)
     fi
   done
 }
@@ -322,12 +328,15 @@ main() {
   RUNNING=starting
   CLUSTER_DIR="$(mktemp -d "$STATE_DIR/memgate-patroni.XXXXXX")"
   echo "$$" >"$CLUSTER_DIR/owner"
-  trap teardown EXIT
+  trap 'teardown "$?"' EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
   chmod 755 "$CLUSTER_DIR"
 
-  # etcd client and peer, HAProxy primary and replicas, then PostgreSQL and REST per node.
+  # etcd client and peer, HAProxy primary and replicas, then PostgreSQL and REST per node;
+  # held under a lock until all are bound, so that two runs at once take different ones.
+  exec 8>"$STATE_DIR/memgate-patroni-ports.lock"
+  flock 8
   take_ports 8
   local etcd_client="${PORTS[0]}" etcd_peer="${PORTS[1]}" ha_primary="${PORTS[2]}" ha_replicas="${PORTS[3]}"
   local specs=() rest=()
@@ -353,9 +362,12 @@ main() {
 
   haproxy_config "$ha_primary" "$ha_replicas" "${specs[@]}" >"$CLUSTER_DIR/haproxy.cfg"
   haproxy -c -q -f "$CLUSTER_DIR/haproxy.cfg"
-  haproxy -db -f "$CLUSTER_DIR/haproxy.cfg" </dev/null >"$CLUSTER_DIR/haproxy.log" 2>&1 &
+  haproxy -db -f "$CLUSTER_DIR/haproxy.cfg" </dev/null >"$CLUSTER_DIR/haproxy.log" 2>&1 8>&- &
   echo "$!" >"$CLUSTER_DIR/haproxy.pid"
   disown "$!"
+
+  wait_for 10 "HAProxy to listen" port_busy "$ha_primary"
+  exec 8>&-
 
   set_psql "$CLUSTER_DIR/n1" "${specs[0]%%:*}"
   create_memgate_role "${PSQL[@]}"
