@@ -319,7 +319,7 @@ cmd_ctl() {
 }
 
 main() {
-  [[ $# -gt 0 ]] || { sed -n '2,33p' "$0" >&2; exit 2; }
+  [[ $# -gt 0 ]] || { sed -n '2,32p' "$0" >&2; exit 2; }
   local started=$SECONDS node i
   ensure_cluster_tools
   ensure_postgres
