@@ -7,6 +7,9 @@
 #                                               delete it, however CMD ends; exits with CMD's status
 #   scripts/with-native-postgres.sh CMD...      the same as `run`
 #
+# scripts/with-cluster.sh and scripts/with-patroni.sh source this file for its functions (the
+# dispatch at its end runs only when it is executed).
+#
 # For an interactive session: scripts/with-native-postgres.sh bash
 #
 # Environment (all optional):
@@ -29,7 +32,7 @@ PG_DB="${NATIVE_PG_DB:-memgate}"
 STATE_DIR=/tmp
 SRC_LIST=/etc/apt/sources.list.d/memgate-trixie-src.sources
 
-log() { echo "[native-pg] $*" >&2; }
+log() { echo "[${LOG_TAG:-native-pg}] $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 apt_get() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 "$@"; }
@@ -149,9 +152,10 @@ reap_stale() {
   fi
 }
 
-# Starts a cluster; sets PORT, DIR and DATABASE_URL. $1: pid of the run that owns it.
-start_cluster() {
-  local owner="$1" started=$SECONDS port
+# Takes the first free port from PORT_START and a throwaway directory, recorded in a state
+# file for stop_cluster and reap_stale; sets PORT and DIR. $1: pid of the run that owns it.
+reserve_cluster() {
+  local owner="$1" port
   port="$PORT_START"
   while :; do
     reap_stale "$port"
@@ -164,6 +168,64 @@ start_cluster() {
   PORT="$port"
   printf 'NATIVE_PG_DIR=%s\nNATIVE_PG_OWNER=%s\n' "$DIR" "$owner" >"$(state_file "$PORT")"
   if [[ $EUID -eq 0 ]]; then chown postgres: "$DIR"; fi
+}
+
+# The settings every throwaway test server gets: durability off, room for one database per
+# test file. $1: port, $2: socket directory.
+test_server_conf() {
+  cat <<EOF
+
+# memgate native test cluster
+listen_addresses = '127.0.0.1'
+port = $1
+unix_socket_directories = '$2'
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_connections = 200
+shared_buffers = 256MB
+maintenance_work_mem = 512MB
+EOF
+}
+
+# Starts the server in $2/data on port $1, or prints its log, removes it and fails.
+start_server() {
+  if ! as_owner "$PG_BIN/pg_ctl" -D "$2/data" -l "$2/postgres.log" -w -t 60 start >/dev/null; then
+    cat "$2/postgres.log" >&2 || true
+    stop_cluster "$1"
+    die "PostgreSQL did not start"
+  fi
+}
+
+# Sets PSQL: psql as the postgres superuser over the socket in $1 on port $2.
+set_psql() {
+  PSQL=(env PGOPTIONS="-c client_min_messages=warning" "$PG_BIN/psql" -X -q -h "$1" -p "$2"
+    -U postgres -v ON_ERROR_STOP=1)
+}
+
+# The extensions in template1 (databases the tests create from it inherit them), the memgate
+# superuser and its database. $@: a psql command that reaches the server as postgres.
+create_memgate_role() {
+  "$@" -d template1 -v user="$PG_USER" -v pass="$PG_PASSWORD" -v db="$PG_DB" <<'SQL'
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+CREATE ROLE :"user" LOGIN SUPERUSER PASSWORD :'pass';
+CREATE DATABASE :"db" OWNER :"user" TEMPLATE template1;
+SQL
+  "$@" -d "$PG_DB" -c 'CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS pg_trgm;'
+}
+
+# The URL of the memgate role's database on 127.0.0.1, port $1.
+memgate_url() {
+  printf 'postgres://%s:%s@127.0.0.1:%s/%s' "$(urlencode "$PG_USER")" "$(urlencode "$PG_PASSWORD")" "$1" \
+    "$(urlencode "$PG_DB")"
+}
+
+# Starts a cluster; sets PORT, DIR and DATABASE_URL. $1: pid of the run that owns it. The
+# settings in EXTRA_CONF (optional) go into postgresql.conf after the test settings.
+start_cluster() {
+  local owner="$1" started=$SECONDS
+  reserve_cluster "$owner"
 
   local pwfile="$DIR/pw"
   printf '%s\n' "$PG_PASSWORD" >"$pwfile"
@@ -172,40 +234,17 @@ start_cluster() {
     --auth-host=scram-sha-256 --pwfile="$pwfile" -E UTF8 --locale=C.UTF-8 >/dev/null
   rm -f "$pwfile"
 
-  # Throwaway test cluster: durability off, room for one database per test file.
-  cat >>"$DIR/data/postgresql.conf" <<EOF
+  {
+    test_server_conf "$PORT" "$DIR"
+    if [[ -n "${EXTRA_CONF:-}" ]]; then printf '%s\n' "$EXTRA_CONF"; fi
+  } >>"$DIR/data/postgresql.conf"
+  start_server "$PORT" "$DIR"
 
-# memgate native test cluster
-listen_addresses = '127.0.0.1'
-port = $PORT
-unix_socket_directories = '$DIR'
-fsync = off
-synchronous_commit = off
-full_page_writes = off
-max_connections = 200
-shared_buffers = 256MB
-maintenance_work_mem = 512MB
-EOF
+  set_psql "$DIR" "$PORT"
+  create_memgate_role "${PSQL[@]}"
 
-  if ! as_owner "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/postgres.log" -w -t 60 start >/dev/null; then
-    cat "$DIR/postgres.log" >&2 || true
-    stop_cluster "$PORT"
-    die "PostgreSQL did not start"
-  fi
-
-  # Extensions go into template1 too: databases the tests create from it inherit them.
-  local psql=(env PGOPTIONS="-c client_min_messages=warning" "$PG_BIN/psql" -X -q -h "$DIR" -p "$PORT"
-    -U postgres -v ON_ERROR_STOP=1)
-  "${psql[@]}" -d template1 -v user="$PG_USER" -v pass="$PG_PASSWORD" -v db="$PG_DB" <<'SQL'
-CREATE EXTENSION IF NOT EXISTS vector;
-CREATE EXTENSION IF NOT EXISTS pg_trgm;
-CREATE ROLE :"user" LOGIN SUPERUSER PASSWORD :'pass';
-CREATE DATABASE :"db" OWNER :"user" TEMPLATE template1;
-SQL
-  "${psql[@]}" -d "$PG_DB" -c 'CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS pg_trgm;'
-
-  DATABASE_URL="postgres://$(urlencode "$PG_USER"):$(urlencode "$PG_PASSWORD")@127.0.0.1:$PORT/$(urlencode "$PG_DB")"
-  log "PostgreSQL $("${psql[@]}" -d "$PG_DB" -Atc 'SHOW server_version') with vector $("${psql[@]}" -d "$PG_DB" -Atc "SELECT extversion FROM pg_extension WHERE extname = 'vector'") on 127.0.0.1:$PORT (data in $DIR, up in $((SECONDS - started)) s)"
+  DATABASE_URL="$(memgate_url "$PORT")"
+  log "PostgreSQL $("${PSQL[@]}" -d "$PG_DB" -Atc 'SHOW server_version') with vector $("${PSQL[@]}" -d "$PG_DB" -Atc "SELECT extversion FROM pg_extension WHERE extname = 'vector'") on 127.0.0.1:$PORT (data in $DIR, up in $((SECONDS - started)) s)"
 }
 
 urlencode() {
@@ -236,11 +275,14 @@ cmd_run() {
   exit "$status"
 }
 
-case "${1:-}" in
-  install) ensure_postgres ;;
-  run) shift; cmd_run "$@" ;;
-  *)
-    sed -n '2,20p' "$0" >&2
-    exit 2
-    ;;
-esac
+# Executed, not sourced: dispatch.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  case "${1:-}" in
+    install) ensure_postgres ;;
+    run) shift; cmd_run "$@" ;;
+    *)
+      sed -n '2,23p' "$0" >&2
+      exit 2
+      ;;
+  esac
+fi

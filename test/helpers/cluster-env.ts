@@ -26,3 +26,22 @@ export function clusterEnv(name: ClusterVariable): string {
   }
   return value;
 }
+
+/**
+ * A file's set-up, run once by the first test that awaits it and shared by the rest. Unlike a
+ * `beforeAll`, whose failure leaves the tests reported as skipped, a failed set-up (a missing
+ * variable, say) fails every test that needs it, with its message.
+ */
+export function sharedSetup<T>(setUp: () => Promise<T>): {
+  get(): Promise<T>;
+  ifStarted(): Promise<T | undefined>;
+} {
+  let started: Promise<T> | undefined;
+  return {
+    get: () => {
+      started ??= setUp();
+      return started;
+    },
+    ifStarted: async () => (started ? started.catch(() => undefined) : undefined),
+  };
+}
