@@ -160,7 +160,7 @@ export async function writeSetBased<T>(
  * The database cannot take this batch at all (unreachable, or a standby refusing writes): no
  * item could be written, so the whole request answers UNAVAILABLE and is retried as a whole.
  */
-function isDatabaseUnavailable(error: unknown): boolean {
+export function isDatabaseUnavailable(error: unknown): boolean {
   return error instanceof MemgateError && error.code === 'UNAVAILABLE';
 }
 
@@ -170,6 +170,7 @@ export function rejectionFor(
   error: unknown,
   onUnexpected: (error: unknown) => void,
 ): WriteResult {
+  if (isDatabaseUnavailable(error)) throw error;
   if (error instanceof MemgateError) return rejected(index, error.code, error.message);
   onUnexpected(error);
   return rejected(index, 'INTERNAL', 'The item could not be written; nothing of it was kept.');

@@ -19,7 +19,7 @@ import { type Principal, scopeAssignmentError } from '../../auth/principal.js';
  */
 import { z } from 'zod';
 import type { Queryable } from '../../db/database.js';
-import { type AssertionResult, withSavepoint } from '../../kernel/batch.js';
+import { type AssertionResult, isDatabaseUnavailable, withSavepoint } from '../../kernel/batch.js';
 import { combinePii, detectPii, detectPiiInJson } from '../../domain/pii.js';
 import { MemgateError } from '../../errors.js';
 import type { MentionRole, MentionWrite } from '../../kernel/store/mention-store.js';
@@ -184,6 +184,8 @@ export function assertionRejection(
   error: unknown,
   onUnexpected: (error: unknown) => void,
 ): AssertionRejection {
+  // Nothing more can be written: the whole request answers UNAVAILABLE.
+  if (isDatabaseUnavailable(error)) throw error;
   if (error instanceof MemgateError) return { index, kind, code: error.code, message: error.message };
   onUnexpected(error);
   return { index, kind, code: 'INTERNAL', message: 'could not be applied' };

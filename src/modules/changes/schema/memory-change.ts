@@ -31,6 +31,34 @@ export const MemoryChangeRef = builder.objectRef<LiveChange>('MemoryChange').imp
 
 type Delivery = LiveChange | Ending;
 
+/** A failover or a restart is over within this, as a rule; reads failing longer end the subscription. */
+const OUTAGE_RETRY_MS = 30_000;
+
+/**
+ * Reads one notice as the subscriber, again after a pause (250 ms, doubling to 2 s) while the
+ * database is unreachable: a notice heard just before a failover is delivered once the
+ * database answers, instead of ending the subscription. The stream waits meanwhile; later
+ * notices queue behind it.
+ */
+async function readThroughOutage(
+  ctx: Context,
+  notice: PendingChange,
+  entityKeys: readonly string[] | null | undefined,
+): Promise<LiveChange | null> {
+  const giveUpAt = performance.now() + OUTAGE_RETRY_MS;
+  const signal = (ctx as { request?: Request }).request?.signal;
+  for (let pause = 250; ; pause = Math.min(pause * 2, 2000)) {
+    try {
+      return await ctx.services.changes.read(notice, entityKeys);
+    } catch (error) {
+      const unreachable = error instanceof MemgateError && error.code === 'UNAVAILABLE';
+      if (!unreachable || signal?.aborted || performance.now() + pause > giveUpAt) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      ctx.refresh();
+    }
+  }
+}
+
 /**
  * Re-reads each notice as the subscriber with fresh loaders (on the context the event's fields
  * resolve with); hidden or filtered rows are skipped, and an event is delivered only while the
@@ -48,7 +76,7 @@ async function* visibleChanges(
         return;
       }
       ctx.refresh();
-      const change = await ctx.services.changes.read(notice, entityKeys);
+      const change = await readThroughOutage(ctx, notice, entityKeys);
       if (!change) continue;
       if (ctx.authorizedNow && !ctx.authorizedNow()) {
         yield { revoked: true };
