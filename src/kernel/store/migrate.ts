@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Database } from '../../db/database.js';
+import type { Database, Queryable } from '../../db/database.js';
 import { run, sql } from './sql.js';
 
 const migrationsDir = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -44,14 +44,48 @@ function withIncludes(sql: string, migration: string): string {
   });
 }
 
+/** What migrating needs of a database: statements, and scripts of several. */
+type Migratable = Queryable & { exec(sql: string): Promise<void> };
+
+/** The advisory lock that lets one process at a time migrate a PostgreSQL database. */
+const MIGRATION_LOCK = 7_337_001;
+
+export interface MigrateOptions {
+  onApplied?: (name: string, ms: number) => void;
+}
+
 /**
  * Applies pending migrations in order, each in its own transaction, and records them.
- * Files are idempotent too, so a crash between apply and record is harmless.
+ * Files are idempotent too, so a crash between apply and record is harmless. On native
+ * PostgreSQL it holds an advisory lock meanwhile: gateways started together migrate one after
+ * the other, and the later ones find nothing left to do.
  */
 export async function migrate(
   db: Database,
   embedding: EmbeddingSettings,
-  options: { onApplied?: (name: string, ms: number) => void } = {},
+  options: MigrateOptions = {},
+): Promise<string[]> {
+  if (!db.session) return applyMigrations(db, embedding, options);
+  return db.session(async (q) => {
+    await q.query(`/* takeMigrationLock */ SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+    try {
+      return await applyMigrations(
+        { query: q.query, exec: async (text) => void (await q.query(text)) },
+        embedding,
+        options,
+      );
+    } finally {
+      await q
+        .query(`/* releaseMigrationLock */ SELECT pg_advisory_unlock(${MIGRATION_LOCK})`)
+        .catch(() => undefined);
+    }
+  });
+}
+
+async function applyMigrations(
+  db: Migratable,
+  embedding: EmbeddingSettings,
+  options: MigrateOptions,
 ): Promise<string[]> {
   await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     name text PRIMARY KEY,
@@ -95,7 +129,7 @@ export function assertSameEmbedding(stored: EmbeddingSettings, wanted: Embedding
   }
 }
 
-export async function readEmbeddingSettings(db: Database): Promise<EmbeddingSettings | null> {
+export async function readEmbeddingSettings(db: Queryable): Promise<EmbeddingSettings | null> {
   const exists = await db.query<{ present: boolean }>(
     `/* settingsTableExists */ SELECT to_regclass('memgate_settings') IS NOT NULL AS present`,
   );
