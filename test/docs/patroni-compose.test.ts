@@ -90,7 +90,8 @@ describe('deploy/patroni', () => {
       }
       for (const volume of service.volumes ?? []) {
         const source = volume.split(':')[0]!;
-        if (source.startsWith('.')) expect(existsSync(join(dir, source)), `${name} mounts ${source}`).toBe(true);
+        if (source.startsWith('.'))
+          expect(existsSync(join(dir, source)), `${name} mounts ${source}`).toBe(true);
         else expect(Object.keys(compose.volumes ?? {}), `${name} mounts ${source}`).toContain(source);
       }
       for (const secret of service.secrets ?? []) {
