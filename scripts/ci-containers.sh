@@ -4,6 +4,7 @@
 #   2. docker-compose.yml through podman-compose (gateway + PostgreSQL with pgvector).
 # Each must come up healthy, answer the README tour and a context query on its published port,
 # keep its data across a restart (and, for compose, across `down` + `up`), and clean up.
+# deploy/patroni/haproxy.cfg is checked with `haproxy -c` (the Patroni topology itself is not run).
 #
 #   scripts/ci-containers.sh        as root on Debian bookworm; installs what it needs
 #
@@ -94,6 +95,8 @@ install_tools() {
   # compose's `init: true` runs catatonit; service names resolve through CNI's dnsname plugin.
   [[ -x /usr/libexec/podman/catatonit ]] || missing+=(catatonit)
   [[ -x /usr/lib/cni/dnsname ]] || missing+=(golang-github-containernetworking-plugin-dnsname)
+  # deploy/patroni's HAProxy configuration is checked with the HAProxy it names (Debian's).
+  command -v haproxy >/dev/null || missing+=(haproxy)
   if ((${#missing[@]})); then
     [[ $EUID -eq 0 ]] || die "missing ${missing[*]}; installing needs root"
     export DEBIAN_FRONTEND=noninteractive
@@ -148,6 +151,14 @@ build_pg_image() {
   podman build --quiet --build-arg ROOTFS="$ROOTFS_IMAGE" -t "$PG_IMAGE" "$ctx" >/dev/null
   rm -rf "$ctx"
   took "$PG_IMAGE"
+}
+
+# deploy/patroni/haproxy.cfg parses (its servers resolve only on the compose network, so
+# HAProxy's warnings about them are expected and silenced).
+check_patroni_haproxy() {
+  phase "deploy/patroni: haproxy -c"
+  haproxy -c -q -f deploy/patroni/haproxy.cfg || die "deploy/patroni/haproxy.cfg does not pass haproxy -c"
+  took "$(haproxy -v | head -1)"
 }
 
 reuse() {
@@ -304,6 +315,7 @@ run_compose() {
 }
 
 install_tools
+check_patroni_haproxy
 build_rootfs
 # The database stand-in (mostly apt downloads) builds while the Node base does.
 build_pg_image >"$work/pg-build.log" 2>&1 &
