@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { openPostgres } from '../../src/db/postgres-database.js';
 import { moveNames } from '../../src/modules/portability/index.js';
@@ -117,7 +117,15 @@ describe('memgate move --namespace: one namespace to another server by logical r
   const before: Record<string, string[]> = {};
   const checksBefore: Record<string, string> = {};
 
-  beforeAll(async () => {
+  // Set up by the first test and shared by the rest; unlike a beforeAll (whose failure reports
+  // the tests as skipped), a failed set-up (a missing server, say) fails every test, saying why.
+  let started: Promise<void> | undefined;
+  const ready = () => {
+    started ??= setUp();
+    return started;
+  };
+
+  async function setUp(): Promise<void> {
     if (!SOURCE_SERVER || !TARGET_SERVER) {
       throw new Error(
         'test/cluster needs two PostgreSQL servers: DATABASE_URL (wal_level = logical) and MEMGATE_TEST_OTHER_URL. ' +
@@ -138,9 +146,10 @@ describe('memgate move --namespace: one namespace to another server by logical r
       checksBefore[ns] = await checksum(sourceUrl(), ns);
     }
     before.sample = await reads(source, acmeSampleReads());
-  }, 300_000);
+  }
 
   afterAll(async () => {
+    await started?.catch(() => undefined);
     await source?.close();
     for (const server of [SOURCE_SERVER, TARGET_SERVER]) {
       if (!server) continue;
@@ -153,13 +162,24 @@ describe('memgate move --namespace: one namespace to another server by logical r
 
   const acmeSampleReads = () => sampleReads(ids).filter((q) => !q.includes('"beta"'));
 
-  it('refuses with a clear message and a non-zero exit: no wal_level=logical, absent namespace, unreachable target', async () => {
-    const noLogical = await cli(['move', '--namespace', 'acme', '--to', sourceUrl()], {
+  it('refuses a source without wal_level = logical, changing nothing', async (ctx) => {
+    await ready();
+    // The other server serves as a source here; scripts/with-cluster.sh starts it with
+    // wal_level = logical, two servers started by hand may not.
+    const [other] = await rows<{ wal_level: string }>(targetUrl(), 'SHOW wal_level');
+    if (other!.wal_level === 'logical') ctx.skip();
+    const res = await cli(['move', '--namespace', 'acme', '--to', sourceUrl()], {
       DATABASE_URL: targetUrl(),
     });
-    expect(noLogical.code).toBe(1);
-    expect(noLogical.stderr).toContain('wal_level = replica; a namespace move needs wal_level = logical');
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(
+      `wal_level = ${other!.wal_level}; a namespace move needs wal_level = logical`,
+    );
+    expect(await slotsAndPublications(sourceUrl())).toEqual([]);
+  }, 120_000);
 
+  it('refuses with a clear message and a non-zero exit: absent namespace, unreachable target, bad name', async () => {
+    await ready();
     const absent = await cli(['move', '--namespace', 'nobody', '--to', targetUrl()], {
       DATABASE_URL: sourceUrl(),
     });
@@ -186,6 +206,7 @@ describe('memgate move --namespace: one namespace to another server by logical r
   }, 120_000);
 
   it('moves gamma while the source serves it, then keeps the source copy read-only', async () => {
+    await ready();
     const res = await cli(['move', '--namespace', 'gamma', '--to', targetUrl()], {
       DATABASE_URL: sourceUrl(),
     });
@@ -228,6 +249,7 @@ describe('memgate move --namespace: one namespace to another server by logical r
   }, 300_000);
 
   it('aborts when the digests differ, and leaves the source authoritative with nothing left behind', async () => {
+    await ready();
     // The target has another pack under the name and version acme enables: the copied
     // namespace would mean something else there, and acme's digest (which covers its packs) differs.
     await rows(
@@ -264,6 +286,7 @@ describe('memgate move --namespace: one namespace to another server by logical r
   }, 300_000);
 
   it('moves acme with --drop-source: equal digests, same reads and rankings on the target, fresh ids, beta untouched', async () => {
+    await ready();
     const started = performance.now();
     const res = await cli(['move', '--namespace', 'acme', '--to', targetUrl(), '--drop-source'], {
       DATABASE_URL: sourceUrl(),

@@ -6,6 +6,7 @@ import { appliedMigrations, insertRows, readDomainPacks, writableColumns } from 
 import {
   WORK_QUEUE_TABLES,
   advanceSequences,
+  analyzeTables,
   boundLockWait,
   confirmedLsn,
   createFence,
@@ -339,6 +340,7 @@ async function replicate(
   await dropReplication(s);
   s.options.report('replication: subscription, publication and slots dropped');
   const sequences = await advanceSequences(s.target, s.tables);
+  await timed(phases, 'analyze', () => analyzeTables(s.target, s.tables));
   s.options.report(
     `target: ${sequences.map((q) => `${q.sequence} → ${q.value}`).join(', ') || 'no sequence needed advancing'}`,
   );

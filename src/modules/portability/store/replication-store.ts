@@ -282,6 +282,15 @@ export async function advanceSequences(
 }
 
 /**
+ * Fresh planner statistics for the tenant tables: rows that arrive by replication are not
+ * counted towards autovacuum's analyze threshold as ordinary inserts are at once, and the
+ * gateway's plans (the lexical channel's joins among them) follow the statistics.
+ */
+export async function analyzeTables(q: Queryable, tables: readonly string[]): Promise<void> {
+  await run(q, sql`/* moveAnalyze */ ANALYZE ${join(tables.map(ident), ', ')}`);
+}
+
+/**
  * A digest of what the export's digest leaves out because indexing derives it: the chunks'
  * vectors, search text and tsvector, the BM25 postings and statistics. Equal on both sides means
  * search ranks the namespace the same on both. Order-independent (a sum of row hashes).
