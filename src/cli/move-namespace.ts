@@ -110,6 +110,28 @@ function summary(args: NamespaceMoveArgs, to: Location, result: NamespaceMoveRes
   ].join('\n');
 }
 
+/**
+ * SIGINT and SIGTERM abort the move, which then undoes itself (slots, publication, fence, the
+ * target's partial copy) and exits 1; a second signal exits at once, leaving cleanup to a re-run.
+ */
+function interruptible(): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const onSignal = (name: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(130);
+    process.stderr.write(`move: ${name}: undoing the move (a second ${name} exits at once)\n`);
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    release: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
 /** `memgate move --namespace …`: exit 0 moved, 1 refused or undone, 2 bad usage (handled by the caller). */
 export async function runNamespaceMove(args: NamespaceMoveArgs): Promise<number> {
   const { moveNamespace, NamespaceMoveError } = await import('../modules/portability/index.js');
@@ -126,6 +148,7 @@ export async function runNamespaceMove(args: NamespaceMoveArgs): Promise<number>
   const started = performance.now();
   let source: Database | undefined;
   let target: Database | undefined;
+  const interrupt = interruptible();
   try {
     source = await openSide(from, fromOrigin);
     target = await openSide(to, '--to');
@@ -135,6 +158,7 @@ export async function runNamespaceMove(args: NamespaceMoveArgs): Promise<number>
       dropSource: args.dropSource,
       timeoutMs: args.timeoutSeconds * 1000,
       report: (line) => process.stderr.write(`move: ${line}\n`),
+      signal: interrupt.signal,
     });
     process.stdout.write(summary(args, to, result, performance.now() - started));
     return 0;
@@ -144,6 +168,7 @@ export async function runNamespaceMove(args: NamespaceMoveArgs): Promise<number>
     process.stderr.write(`${known ? '' : 'move failed: '}${message}\n`);
     return 1;
   } finally {
+    interrupt.release();
     await source?.close().catch(() => undefined);
     await target?.close().catch(() => undefined);
   }

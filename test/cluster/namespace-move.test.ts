@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -95,6 +96,10 @@ async function reads(gw: TestGateway, queries: readonly string[]): Promise<strin
   });
 }
 
+/** Subscriptions of this database (pg_subscription is a catalog of the whole server). */
+const SUBSCRIPTIONS_HERE =
+  'SELECT subname FROM pg_subscription WHERE subdbid = (SELECT oid FROM pg_database WHERE datname = current_database())';
+
 async function slotsAndPublications(url: string): Promise<string[]> {
   const found = await rows<{ name: string }>(
     url,
@@ -103,6 +108,33 @@ async function slotsAndPublications(url: string): Promise<string[]> {
      UNION ALL SELECT 'publication ' || pubname FROM pg_publication`,
   );
   return found.map((r) => r.name);
+}
+
+/**
+ * What a failed run may leave, dropped so that the databases can go: subscriptions in the
+ * target database (detached from their slots), then this database's slots on the source.
+ */
+async function dropReplicationLeftovers(): Promise<void> {
+  await admin(targetUrl(), async (c) => {
+    for (const { subname } of (await c.query(SUBSCRIPTIONS_HERE)).rows as { subname: string }[]) {
+      await c.query(`ALTER SUBSCRIPTION "${subname}" DISABLE`);
+      await c.query(`ALTER SUBSCRIPTION "${subname}" SET (slot_name = NONE)`);
+      await c.query(`DROP SUBSCRIPTION "${subname}"`);
+    }
+  }).catch(() => undefined);
+  await admin(SOURCE_SERVER!, (c) =>
+    c.query(
+      `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = $1 AND active_pid IS NOT NULL`,
+      [dbName],
+    ),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await admin(SOURCE_SERVER!, (c) =>
+    c.query(
+      `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active`,
+      [dbName],
+    ),
+  );
 }
 
 async function checksum(url: string, namespace: string): Promise<string> {
@@ -152,12 +184,11 @@ describe('memgate move --namespace: one namespace to another server by logical r
   afterAll(async () => {
     await started?.catch(() => undefined);
     await source?.close();
+    if (SOURCE_SERVER && TARGET_SERVER) await dropReplicationLeftovers();
     for (const server of [SOURCE_SERVER, TARGET_SERVER]) {
       if (!server) continue;
       // A leftover subscription would keep the database busy; a failed test may leave one.
-      await admin(server, async (c) => {
-        await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      }).catch(() => undefined);
+      await admin(server, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
     }
   });
 
@@ -220,7 +251,7 @@ describe('memgate move --namespace: one namespace to another server by logical r
     expect(await checksum(targetUrl(), 'gamma')).toBe(checksBefore.gamma);
     expect(await checksum(sourceUrl(), 'gamma')).toBe(checksBefore.gamma);
     expect(await slotsAndPublications(sourceUrl())).toEqual([]);
-    expect(await rows(targetUrl(), 'SELECT subname FROM pg_subscription')).toEqual([]);
+    expect(await rows(targetUrl(), SUBSCRIPTIONS_HERE)).toEqual([]);
 
     // The source refuses writes to gamma, whoever writes, and only to gamma.
     const refused = await source.gql<{ upsertEntities: { accepted: number; rejected: number } }>(
@@ -271,7 +302,7 @@ describe('memgate move --namespace: one namespace to another server by logical r
       await rows(targetUrl(), `DELETE FROM domain_packs WHERE name = 'services' AND body_hash = 'other'`);
     }
     expect(await slotsAndPublications(sourceUrl())).toEqual([]);
-    expect(await rows(targetUrl(), 'SELECT subname FROM pg_subscription')).toEqual([]);
+    expect(await rows(targetUrl(), SUBSCRIPTIONS_HERE)).toEqual([]);
     expect(
       await rows(
         targetUrl(),
@@ -280,11 +311,52 @@ describe('memgate move --namespace: one namespace to another server by logical r
     ).toEqual([]);
     expect(
       await rows(sourceUrl(), 'SELECT tgname FROM pg_trigger WHERE tgname LIKE $1', [
-        `${moveNames('acme').fence}%`,
+        `${moveNames('acme', dbName).fence}%`,
       ]),
     ).toEqual([]);
     expect(await checksum(sourceUrl(), 'acme')).toBe(checksBefore.acme);
     expect(await reads(source, searchReads('acme'))).toEqual(before.acme);
+  }, 300_000);
+
+  it('undoes a move interrupted by SIGINT during the initial copy', async () => {
+    await ready();
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli.ts', 'move', '--namespace', 'beta', '--to', targetUrl()],
+      {
+        env: { ...process.env, DATABASE_URL: sourceUrl(), MEMGATE_LOG_LEVEL: 'warn' },
+      },
+    );
+    let stderr = '';
+    let interrupted = false; // once: a second SIGINT exits at once, without undoing
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (!interrupted && stderr.includes('move: target: subscription')) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code, stderr).toBe(1);
+    expect(stderr).toContain('move: SIGINT: undoing the move');
+    expect(stderr).toContain('Interrupted.');
+    expect(stderr).toContain(
+      "Undone: the replication objects, the fence and the target's partial copy are gone",
+    );
+    expect(await slotsAndPublications(sourceUrl())).toEqual([]);
+    expect(await rows(targetUrl(), SUBSCRIPTIONS_HERE)).toEqual([]);
+    expect(
+      await rows(
+        targetUrl(),
+        `SELECT 1 FROM observations WHERE namespace = 'beta' UNION ALL SELECT 1 FROM chunk_postings WHERE namespace = 'beta'`,
+      ),
+    ).toEqual([]);
+    expect(
+      await rows(sourceUrl(), 'SELECT tgname FROM pg_trigger WHERE tgname LIKE $1', [
+        `${moveNames('beta', dbName).fence}%`,
+      ]),
+    ).toEqual([]);
+    expect(await checksum(sourceUrl(), 'beta')).toBe(checksBefore.beta);
   }, 300_000);
 
   it('moves acme with --drop-source: equal digests, same reads and rankings on the target, fresh ids, beta untouched', async () => {
@@ -310,7 +382,7 @@ describe('memgate move --namespace: one namespace to another server by logical r
     );
     expect(Number(left[0]!.n)).toBe(0);
     const fences = await rows(sourceUrl(), `SELECT tgname FROM pg_trigger WHERE tgname LIKE $1`, [
-      `${moveNames('acme').fence}%`,
+      `${moveNames('acme', dbName).fence}%`,
     ]);
     expect(fences).toEqual([]);
 

@@ -13,6 +13,7 @@ import {
   createPublication,
   createSubscription,
   currentLsn,
+  databaseName,
   deleteNamespaceRows,
   derivedDigest,
   dropFence,
@@ -22,6 +23,7 @@ import {
   fencedTables,
   namespaceRows,
   receivedLsn,
+  slotDatabase,
   subscriptionOid,
   syncState,
   tenantTables,
@@ -50,6 +52,8 @@ export interface NamespaceMoveOptions {
   /** Longest wait for the initial copy and for each catch-up. */
   timeoutMs: number;
   report: (line: string) => void;
+  /** Aborts the move (SIGINT, SIGTERM): the next wait throws, and the move is undone. */
+  signal?: AbortSignal;
 }
 
 export interface NamespaceMoveResult {
@@ -61,9 +65,15 @@ export interface NamespaceMoveResult {
   phases: Record<string, number>;
 }
 
-/** Names of the move's objects: the same for a namespace on every run, so a re-run finds leftovers. */
-export function moveNames(namespace: string): { publication: string; subscription: string; fence: string } {
-  const id = createHash('sha256').update(namespace).digest('hex').slice(0, 16);
+/**
+ * Names of the move's objects: the same for a namespace of a source database on every run, so a
+ * re-run finds leftovers; the source database is in the hash because slot names are server-wide.
+ */
+export function moveNames(
+  namespace: string,
+  sourceDatabase: string,
+): { publication: string; subscription: string; fence: string } {
+  const id = createHash('sha256').update(`${sourceDatabase}\u0000${namespace}`).digest('hex').slice(0, 16);
   return {
     publication: `memgate_move_${id}`,
     subscription: `memgate_move_${id}`,
@@ -83,12 +93,18 @@ interface Sides {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A wait of the move itself: an abort (interrupt) ends it with an error, which undoes the move. */
+async function pause(s: Sides, ms: number): Promise<void> {
+  if (!s.options.signal?.aborted) await sleep(ms);
+  if (s.options.signal?.aborted) throw new NamespaceMoveError('Interrupted.');
+}
+
 /** Every refusal that needs no change anywhere: backends, wal_level, schema, the namespace on both sides. */
 async function preflight(
   source: Database,
   target: Database,
   options: NamespaceMoveOptions,
-): Promise<string[]> {
+): Promise<{ tables: string[]; names: ReturnType<typeof moveNames> }> {
   const ns = JSON.stringify(options.namespace);
   if (source.backend !== 'postgres' || target.backend !== 'postgres') {
     throw new NamespaceMoveError(
@@ -105,7 +121,7 @@ async function preflight(
   const embedding = await readEmbeddingSettings(source);
   if (!embedding) throw new NamespaceMoveError('The source database has no memgate schema: nothing to move.');
   const tables = await tenantTables(source);
-  const names = moveNames(options.namespace);
+  const names = moveNames(options.namespace, await databaseName(source));
   if ((await fencedTables(source, names.fence)).length > 0) {
     throw new NamespaceMoveError(
       `Namespace ${ns} is read-only on the source: it was moved from there already (fence ${names.fence}).`,
@@ -131,7 +147,7 @@ async function preflight(
       `Namespace ${ns} already has rows on the target (${describeCounts(onTarget)}): a namespace moves into a server that does not have it.`,
     );
   }
-  return tables;
+  return { tables, names };
 }
 
 function describeCounts(counts: Record<string, number>): string {
@@ -174,7 +190,7 @@ async function waitInitialCopy(s: Sides): Promise<void> {
     if (state.tables > 0 && state.ready === state.tables) return;
     if (Date.now() > deadline)
       throw new NamespaceMoveError(`The initial copy did not finish in ${s.options.timeoutMs / 1000} s.`);
-    await sleep(250);
+    await pause(s, 250);
   }
 }
 
@@ -205,7 +221,7 @@ async function catchUp(s: Sides, label: string): Promise<string> {
       throw new NamespaceMoveError(
         `${label}: the target did not catch up in ${s.options.timeoutMs / 1000} s.`,
       );
-    await sleep(100);
+    await pause(s, 100);
   }
 }
 
@@ -222,7 +238,7 @@ async function fence(s: Sides): Promise<void> {
       const code = (error as { code?: string }).code;
       if (attempt >= 5 || (code !== '55P03' && code !== '40P01')) throw error;
       s.options.report(`fence: writers hold the tables (${code}); trying again (${attempt}/5)`);
-      await sleep(500 * attempt);
+      await pause(s, 500 * attempt);
     }
   }
 }
@@ -312,6 +328,25 @@ async function timed<T>(phases: Record<string, number>, name: string, fn: () => 
   }
 }
 
+/** The subscription, once its slot name is known to be free on the source server. */
+async function subscribe(s: Sides): Promise<void> {
+  const taken = await slotDatabase(s.source, s.names.subscription);
+  if (taken !== null) {
+    throw new NamespaceMoveError(
+      `A replication slot named ${s.names.subscription} already exists on the source server (database ${taken}).`,
+    );
+  }
+  try {
+    await createSubscription(s.target, s.names.subscription, s.options.sourceConninfo, s.names.publication);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new NamespaceMoveError(
+      `The target could not create its subscription (${reason}). The target server connects to the source ` +
+        "with the source's URL: it must reach that host and port; the target server's log says more.",
+    );
+  }
+}
+
 /** Replication up to a verified, fenced copy on the target; the caller undoes it on a throw. */
 async function replicate(
   s: Sides,
@@ -324,7 +359,7 @@ async function replicate(
     `source: publication ${s.names.publication} of ${s.tables.length} tables, rows of the namespace only`,
   );
   state.copied = true;
-  await createSubscription(s.target, s.names.subscription, s.options.sourceConninfo, s.names.publication);
+  await subscribe(s);
   const oid = await subscriptionOid(s.target, s.names.subscription);
   s.syncPrefix = oid === null ? null : `pg_${oid}_sync_`;
   s.options.report(
@@ -332,6 +367,7 @@ async function replicate(
   );
   await timed(phases, 'initialCopy', () => waitInitialCopy(s));
   await timed(phases, 'catchUp', () => catchUp(s, 'catch-up'));
+  await pause(s, 0); // the last moment an interrupt undoes the move before the source is fenced
   await timed(phases, 'fence', () => fence(s));
   state.fenced = true;
   s.options.report(`fence: namespace ${JSON.stringify(s.options.namespace)} is read-only on the source`);
@@ -353,8 +389,8 @@ export async function moveNamespace(
   options: NamespaceMoveOptions,
 ): Promise<NamespaceMoveResult> {
   const phases: Record<string, number> = {};
-  const tables = await timed(phases, 'preflight', () => preflight(source, target, options));
-  const s: Sides = { source, target, tables, names: moveNames(options.namespace), options, syncPrefix: null };
+  const { tables, names } = await timed(phases, 'preflight', () => preflight(source, target, options));
+  const s: Sides = { source, target, tables, names, options, syncPrefix: null };
   await dropReplication(s); // leftovers of an earlier run that died before its own cleanup
   const counts = await namespaceRows(source, tables, options.namespace);
   const state = { fenced: false, copied: false };

@@ -131,6 +131,23 @@ export async function dropSlots(q: Queryable, slot: string, syncPrefix: string |
   return remaining;
 }
 
+/** The database a replication slot of this name serves, on this server (slot names are server-wide); null: no such slot. */
+export async function slotDatabase(q: Queryable, slot: string): Promise<string | null> {
+  const { rows } = await run<{ database: string | null }>(
+    q,
+    sql`/* moveSlotDatabase */ SELECT coalesce(database::text, '(physical)') AS database FROM pg_replication_slots WHERE slot_name = ${slot}`,
+  );
+  return rows[0]?.database ?? null;
+}
+
+export async function databaseName(q: Queryable): Promise<string> {
+  const { rows } = await run<{ name: string }>(
+    q,
+    sql`/* moveDatabaseName */ SELECT current_database() AS name`,
+  );
+  return rows[0]!.name;
+}
+
 /** The source's current WAL position (text, as pg_lsn prints it). */
 export async function currentLsn(q: Queryable): Promise<string> {
   const { rows } = await run<{ lsn: string }>(
