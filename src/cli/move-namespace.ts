@@ -27,6 +27,7 @@ export const NAMESPACE_USAGE = `Usage: memgate move --namespace NS --to postgres
     5. advances the target's id sequences past the copied ids, drops the subscription, the
        publication and the replication slots.
   Afterwards the namespace stays on the source, read-only; --drop-source deletes it there.
+  Ctrl-C (SIGINT, SIGTERM) before the copy is verified undoes the move. docs/namespace-move.md
   Needs wal_level = logical on the source, a superuser on both, and the target server able to
   reach the source at the source's URL.
   --namespace    the namespace to move
