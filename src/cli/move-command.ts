@@ -14,6 +14,7 @@ import {
   sameDatabase,
 } from './database-location.js';
 import { locationDigests } from './export-command.js';
+import { NAMESPACE_USAGE, parseNamespaceMove, runNamespaceMove } from './move-namespace.js';
 import { formatSeconds } from './progress.js';
 
 const USAGE = `Usage: memgate move --to postgres://USER:PASSWORD@HOST:PORT/DB [--from SOURCE]
@@ -22,7 +23,9 @@ const USAGE = `Usage: memgate move --to postgres://USER:PASSWORD@HOST:PORT/DB [-
   both sides are compared. SOURCE is left unchanged. Stop the gateway first.
   --to    the target: an empty PostgreSQL ≥ 15 database with pgvector, or a new embedded folder
   --from  the source: an embedded folder or a postgres:// URL (default: DATABASE_URL when it is
-          set, else the embedded folder MEMGATE_DATA_DIR, ./.memgate unless set)`;
+          set, else the embedded folder MEMGATE_DATA_DIR, ./.memgate unless set)
+
+${NAMESPACE_USAGE}`;
 
 /** A move that cannot start or did not finish; its message names both sides. */
 export class MoveError extends Error {}
@@ -150,10 +153,11 @@ export function startInstructions(target: Location): string {
   return `Start the gateway on the new folder:\n  MEMGATE_DATA_DIR='${target.dataDir}' npm start`;
 }
 
-function parseMoveArgs(args: string[]): { from: string | undefined; to: string } | 'help' {
-  const { positional, options } = parseArgs(args, ['to', 'from']);
+function parseMoveArgs(args: string[]): { from: string | undefined; to: string } | 'help' | 'namespace' {
+  const { positional, options } = parseArgs(args, ['to', 'from', 'namespace', 'timeout']);
   if (options.has('help')) return 'help';
   if (positional.length > 0) throw new UsageError(`unexpected argument ${positional[0]}`);
+  if (options.has('namespace')) return 'namespace';
   const unknown = [...options.keys()].find((name) => name !== 'to' && name !== 'from');
   if (unknown) throw new UsageError(`unknown option --${unknown}`);
   const to = options.get('to');
@@ -168,7 +172,8 @@ function records(n: number): string {
 }
 
 registerCommand('move', {
-  summary: 'copy the whole database into PostgreSQL or a new folder (--to …, --from …) and verify it',
+  summary:
+    'copy the whole database into PostgreSQL or a new folder (--to …, --from …) and verify it; with --namespace NS, move one namespace to another server by logical replication',
   async run(args) {
     let source: Location;
     let target: Location;
@@ -177,6 +182,10 @@ registerCommand('move', {
       if (parsed === 'help') {
         process.stdout.write(`${USAGE}\n`);
         return 0;
+      }
+      if (parsed === 'namespace') {
+        const { options } = parseArgs(args, ['to', 'from', 'namespace', 'timeout']);
+        return await runNamespaceMove(parseNamespaceMove(options, process.env));
       }
       source = moveSource(parsed.from, process.env);
       target = { ...parseLocation(parsed.to), origin: '--to' };
