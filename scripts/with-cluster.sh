@@ -5,8 +5,9 @@
 #            replicate; the memgate superuser role and database as in ci-native-postgres.sh
 #   REPLICA  a streaming replica of PRIMARY (pg_basebackup -R over 127.0.0.1 with a
 #            replication slot, hot_standby = on), on its own port
-#   OTHER    a standalone server like PRIMARY (same role, database and extensions,
-#            wal_level = logical): a second server for moving a namespace by logical replication
+#   OTHER    a standalone server like PRIMARY (same role, database and extensions) but with
+#            the default wal_level = replica: the target of a namespace moved by logical
+#            replication, and a source such a move must refuse
 #
 #   scripts/with-cluster.sh CMD...     e.g. scripts/with-cluster.sh npm run -s test:cluster
 #
@@ -91,6 +92,7 @@ main() {
   start_replica "$primary_port"
   ports+=("$REPLICA_PORT")
 
+  EXTRA_CONF=""
   start_cluster "$$"
   ports+=("$PORT")
   local other_url="$DATABASE_URL"

@@ -123,6 +123,7 @@ function answerReadiness(res: ServerResponse, db: Database, logger: Logger): voi
       sendJson(res, 200, {
         status: 'ready',
         backend: db.backend,
+        ...(load?.primary ? { primary: load.primary } : {}),
         ...(listener ? { listener } : {}),
         ...(load?.replicas ? { replicas: load.replicas } : {}),
       });

@@ -44,6 +44,7 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDa
     load: () => ({
       pool: primary.load(),
       listener: listeners.state(),
+      primary: nodeName(options.connectionString),
       ...(replicas ? { replicas: replicas.state() } : {}),
     }),
     query: primary.query,

@@ -56,9 +56,21 @@ function databaseReadOnly(): MemgateError {
   );
 }
 
+/** The SQLSTATE a namespace fenced by `memgate move` raises on any write to its rows. */
+export const NAMESPACE_MOVED_STATE = 'MG001';
+
+/** A write to a namespace fenced for a move: its rows live, or are about to live, on another server. */
+function namespaceMoved(error: Error): MemgateError {
+  return new MemgateError('UNAVAILABLE', error.message, {
+    retryable: false,
+    reason: 'NAMESPACE_MOVED',
+    http: { status: 503 },
+  });
+}
+
 /**
- * Runs `work`; an error that means the database is unreachable, or that it is a standby
- * refusing a write, becomes UNAVAILABLE.
+ * Runs `work`; an error that means the database is unreachable, or that it refuses the write
+ * (a standby, a namespace moved away), becomes UNAVAILABLE.
  */
 export async function unlessUnreachable<T>(work: () => Promise<T>, connecting = false): Promise<T> {
   try {
@@ -66,6 +78,9 @@ export async function unlessUnreachable<T>(work: () => Promise<T>, connecting = 
   } catch (error) {
     if (connecting || isConnectionLoss(error)) throw databaseUnavailable();
     if (isWriteRefused(error)) throw databaseReadOnly();
+    if (error instanceof Error && (error as { code?: unknown }).code === NAMESPACE_MOVED_STATE) {
+      throw namespaceMoved(error);
+    }
     throw error;
   }
 }

@@ -27,6 +27,8 @@ export interface DatabaseLoad {
   queue?: { depth: number };
   /** Native PostgreSQL: the LISTEN connection that carries change notices to subscribers. */
   listener?: { listening: boolean; reconnects: number };
+  /** Native PostgreSQL: host:port/database of the primary (DATABASE_URL, no credentials). */
+  primary?: string;
   /** Native PostgreSQL with read replicas: each one's state at its last sample. */
   replicas?: ReplicaLoad[];
 }

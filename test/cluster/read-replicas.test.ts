@@ -224,8 +224,10 @@ describe('read replicas', () => {
     await caughtUp(primaryDb, replicaDb);
     await new Promise((r) => setTimeout(r, 300));
     const ready = (await (await fetch(gw.url.replace('/graphql', '/readyz'))).json()) as {
+      primary?: string;
       replicas?: { name: string; up: boolean; lagBytes: number | null }[];
     };
+    expect(ready.primary).toBe(`127.0.0.1:${new URL(primaryDb).port}${new URL(primaryDb).pathname}`);
     expect(ready.replicas).toHaveLength(1);
     expect(ready.replicas![0]).toMatchObject({ up: true });
     const metrics = await (await fetch(gw.url.replace('/graphql', '/metrics'))).text();

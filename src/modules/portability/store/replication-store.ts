@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/database.js';
+import { NAMESPACE_MOVED_STATE } from '../../../db/unavailable.js';
 import { ident, join, run, sql } from '../../../kernel/store/sql.js';
 
 /**
@@ -337,7 +338,7 @@ const FENCE_FUNCTION = `/* moveFenceFunction */
   CREATE OR REPLACE FUNCTION memgate_namespace_fenced() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     RAISE EXCEPTION 'namespace "%" is being moved, or was moved, to another server: it is read-only here', TG_ARGV[0]
-      USING ERRCODE = 'read_only_sql_transaction',
+      USING ERRCODE = '${NAMESPACE_MOVED_STATE}',
             HINT = 'memgate move --namespace: write to the server it moved to.';
   END $$`;
 
