@@ -73,7 +73,14 @@ describe('docs/operations.md', () => {
     const served = [...scraped].filter((m) => /^(memgate|graphql)_/.test(m));
     const backendOnly =
       gw.db.backend === 'pglite'
-        ? ['memgate_db_pool_clients', 'memgate_db_listener_up', 'memgate_db_listener_reconnects']
+        ? [
+            'memgate_db_pool_clients',
+            'memgate_db_listener_up',
+            'memgate_db_listener_reconnects',
+            'memgate_db_replica_up',
+            'memgate_db_replica_lag_bytes',
+            'memgate_db_replica_lag_seconds',
+          ]
         : ['memgate_pglite_queue_depth', 'memgate_pglite_queue_wait_seconds'];
     const documented = documentedMetrics().filter((m) => !backendOnly.includes(m));
     expect(served.sort()).toEqual(documented.sort());
