@@ -94,7 +94,7 @@ describe('scripts/with-cluster.sh', () => {
     expect(await until(rowsOnReplica, 2, 10_000)).toBe(2);
   });
 
-  it('the other server stands alone, with the role, database, extensions and wal_level = logical', async () => {
+  it('the other server stands alone, with the role, database, extensions and the default wal_level = replica', async () => {
     const { rows } = await other.query(
       `SELECT pg_is_in_recovery() AS recovery, current_setting('wal_level') AS wal_level,
               (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS superuser,
@@ -103,7 +103,7 @@ describe('scripts/with-cluster.sh', () => {
     );
     expect(rows[0]).toEqual({
       recovery: false,
-      wal_level: 'logical',
+      wal_level: 'replica',
       superuser: true,
       extensions: ['pg_trgm', 'vector'],
       database: new URL(clusterEnv('MEMGATE_TEST_OTHER_URL')).pathname.slice(1),
