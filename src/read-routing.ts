@@ -26,11 +26,7 @@ class WrittenPositions {
   }
 
   record(principalId: string, lsn: bigint): void {
-    const before = this.of(principalId);
-    this.last.set(principalId, {
-      lsn: before !== null && before > lsn ? before : lsn,
-      at: performance.now(),
-    });
+    this.last.set(principalId, { lsn: later(this.of(principalId), lsn) ?? lsn, at: performance.now() });
     if (this.last.size > 10_000) this.forgetExpired();
   }
 
@@ -87,7 +83,7 @@ export function useReadRouting(deps: AppDeps): Plugin<RoutedContext> | null {
       return {
         async onExecuteDone({ result, setResult }) {
           if (!('data' in result || 'errors' in result)) return;
-          const lsn = parseLsn(await replicas.commitLsn().catch(() => null));
+          const lsn = await replicas.commitLsn().catch(() => null);
           if (lsn === null) return;
           written.record(context.principal.id, lsn);
           const text = formatLsn(lsn);

@@ -56,8 +56,11 @@ export interface ReadReplicas {
    * behind), or null when no replica qualifies and the primary answers.
    */
   reader(minLsn: bigint | null): Queryable | null;
-  /** The primary's WAL write position now: every commit that has returned lies at or before it. */
-  commitLsn(): Promise<string>;
+  /**
+   * The primary's WAL write position now: every commit that has returned lies at or before it
+   * (null if the primary printed none).
+   */
+  commitLsn(): Promise<bigint | null>;
   state(): ReplicaLoad[];
   close(): Promise<void>;
 }

@@ -60,11 +60,12 @@ export function createReadReplicas(
   let primaryAt: bigint | null = null;
   let turn = 0;
 
+  const walPosition = async (): Promise<bigint | null> => {
+    const { rows } = await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
+    return parseLsn(rows[0]?.lsn);
+  };
   const sample = async (): Promise<void> => {
-    const at = await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn').then(
-      (r) => parseLsn(r.rows[0]?.lsn),
-      () => null,
-    );
+    const at = await walPosition().catch(() => null);
     if (at !== null) primaryAt = at;
     await Promise.all(nodes.map(sampleReplica));
   };
@@ -86,14 +87,14 @@ export function createReadReplicas(
     }
   };
   // One sample at a time: an unreachable replica must not pile samples up behind it.
-  let sampling: Promise<void> | null = sample().finally(() => {
-    sampling = null;
-  });
-  const timer = setInterval(() => {
+  let sampling: Promise<void> | null = null;
+  const sampleUnlessSampling = () => {
     sampling ??= sample().finally(() => {
       sampling = null;
     });
-  }, SAMPLE_MS);
+  };
+  sampleUnlessSampling();
+  const timer = setInterval(sampleUnlessSampling, SAMPLE_MS);
   timer.unref();
 
   const eligible = (minLsn: bigint | null): Replica[] =>
@@ -128,10 +129,7 @@ export function createReadReplicas(
       turn = (turn + 1) % candidates.length;
       return readerOn(candidates[turn]!);
     },
-    async commitLsn() {
-      const { rows } = await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
-      return rows[0]!.lsn;
-    },
+    commitLsn: walPosition,
     state: (): ReplicaLoad[] =>
       nodes.map((r) => ({
         name: r.name,
