@@ -336,6 +336,32 @@ async function openSubscription(gw: TestGateway): Promise<AsyncIterableIterator<
   return live;
 }
 
+/**
+ * After a failover: every acknowledged write is stored, /readyz is ready with its listener up,
+ * and the subscription opened before hears the writes made after (UNAVAILABLE events allowed).
+ */
+async function expectRecovered(
+  label: string,
+  gw: TestGateway,
+  live: AsyncIterator<LiveResult>,
+  attempts: Attempt[],
+  stored: Set<string>,
+): Promise<void> {
+  const lost = attempts.filter(acknowledged).filter((a) => !stored.has(a.marker));
+  expect(lost.map((a) => a.marker)).toEqual([]);
+
+  const ready = await untilReady(gw, 30_000);
+  expect(ready).toMatchObject({ status: 200, body: { status: 'ready', listener: { listening: true } } });
+
+  const ids = await writeAfter(gw, label, 5);
+  const hearing = await heard(live, ids, 20_000);
+  console.log(
+    `[${label}] subscription: ${hearing.heard.length} of the ${ids.length} later writes heard; error events ${JSON.stringify(hearing.errors)}${hearing.ended ? '; it ended' : ''}`,
+  );
+  expect(hearing.errors.filter((code) => code !== 'UNAVAILABLE')).toEqual([]);
+  expect(hearing).toMatchObject({ heard: ids, ended: false });
+}
+
 describe('memgate over Patroni + HAProxy (scripts/with-patroni.sh)', () => {
   it('the leader dies during a write loop: writes fail only as UNAVAILABLE (503), none acknowledged is lost, the subscription and /readyz come back', async () => {
     const { gw } = await cluster.get();
@@ -362,19 +388,7 @@ describe('memgate over Patroni + HAProxy (scripts/with-patroni.sh)', () => {
       const after = await members();
       expect(after.find((m) => m.role === 'leader')?.name).not.toBe(leader);
 
-      const lost = attempts.filter(acknowledged).filter((a) => !stored.has(a.marker));
-      expect(lost.map((a) => a.marker)).toEqual([]);
-
-      const ready = await untilReady(gw, 30_000);
-      expect(ready).toMatchObject({ status: 200, body: { status: 'ready', listener: { listening: true } } });
-
-      const ids = await writeAfter(gw, 'crash', 5);
-      const hearing = await heard(live, ids, 20_000);
-      console.log(
-        `[crash] subscription: ${hearing.heard.length} of the ${ids.length} later writes heard; error events ${JSON.stringify(hearing.errors)}${hearing.ended ? '; it ended' : ''}`,
-      );
-      expect(hearing.errors.filter((code) => code !== 'UNAVAILABLE')).toEqual([]);
-      expect(hearing).toMatchObject({ heard: ids, ended: false });
+      await expectRecovered('crash', gw, live, attempts, stored);
     } finally {
       await live.return?.();
     }
@@ -420,18 +434,7 @@ describe('memgate over Patroni + HAProxy (scripts/with-patroni.sh)', () => {
         30_000,
       );
 
-      const lost = attempts.filter(acknowledged).filter((a) => !stored.has(a.marker));
-      expect(lost.map((a) => a.marker)).toEqual([]);
-
-      const ready = await untilReady(gw, 30_000);
-      expect(ready).toMatchObject({ status: 200, body: { status: 'ready', listener: { listening: true } } });
-      const ids = await writeAfter(gw, 'switchover', 5);
-      const hearing = await heard(live, ids, 20_000);
-      console.log(
-        `[switchover] subscription: ${hearing.heard.length} of the ${ids.length} later writes heard; error events ${JSON.stringify(hearing.errors)}${hearing.ended ? '; it ended' : ''}`,
-      );
-      expect(hearing.errors.filter((code) => code !== 'UNAVAILABLE')).toEqual([]);
-      expect(hearing).toMatchObject({ heard: ids, ended: false });
+      await expectRecovered('switchover', gw, live, attempts, stored);
     } finally {
       await live.return?.();
     }

@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { openPostgres } from '../../src/db/postgres-database.js';
 import { moveNames } from '../../src/modules/portability/index.js';
 import { cli } from '../helpers/cli.js';
+import { sharedSetup, withClient } from '../helpers/cluster-env.js';
+import { withDatabase } from '../helpers/test-database.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { type SeededIds, readAll, sampleReads, seedMemory } from '../helpers/seed-memory.js';
 
@@ -21,24 +22,8 @@ const TARGET_SERVER = process.env.MEMGATE_TEST_OTHER_URL;
 const suffix = randomBytes(4).toString('hex');
 const dbName = `memgate_nsmove_${suffix}`;
 
-function withDatabase(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-async function admin<T>(server: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: server });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
 async function rows<R>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
-  return admin(url, async (c) => (await c.query(text, values)).rows as R[]);
+  return withClient(url, async (c) => (await c.query(text, values)).rows as R[]);
 }
 
 const sourceUrl = () => withDatabase(SOURCE_SERVER!, dbName);
@@ -115,21 +100,21 @@ async function slotsAndPublications(url: string): Promise<string[]> {
  * target database (detached from their slots), then this database's slots on the source.
  */
 async function dropReplicationLeftovers(): Promise<void> {
-  await admin(targetUrl(), async (c) => {
+  await withClient(targetUrl(), async (c) => {
     for (const { subname } of (await c.query(SUBSCRIPTIONS_HERE)).rows as { subname: string }[]) {
       await c.query(`ALTER SUBSCRIPTION "${subname}" DISABLE`);
       await c.query(`ALTER SUBSCRIPTION "${subname}" SET (slot_name = NONE)`);
       await c.query(`DROP SUBSCRIPTION "${subname}"`);
     }
   }).catch(() => undefined);
-  await admin(SOURCE_SERVER!, (c) =>
+  await withClient(SOURCE_SERVER!, (c) =>
     c.query(
       `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = $1 AND active_pid IS NOT NULL`,
       [dbName],
     ),
   );
   await new Promise((resolve) => setTimeout(resolve, 500));
-  await admin(SOURCE_SERVER!, (c) =>
+  await withClient(SOURCE_SERVER!, (c) =>
     c.query(
       `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active`,
       [dbName],
@@ -150,13 +135,25 @@ describe('memgate move --namespace: one namespace to another server by logical r
   const before: Record<string, string[]> = {};
   const checksBefore: Record<string, string> = {};
 
-  // Set up by the first test and shared by the rest; unlike a beforeAll (whose failure reports
-  // the tests as skipped), a failed set-up (a missing server, say) fails every test, saying why.
-  let started: Promise<void> | undefined;
-  const ready = () => {
-    started ??= setUp();
-    return started;
+  /**
+   * What an undone move of `ns` leaves: no replication object on either side, none of its rows
+   * on the target (`copiedRows` selects some), no fence on the source, the source's copy as it was.
+   */
+  const expectUndone = async (ns: string, copiedRows: string) => {
+    expect(await slotsAndPublications(sourceUrl())).toEqual([]);
+    expect(await rows(targetUrl(), SUBSCRIPTIONS_HERE)).toEqual([]);
+    expect(await rows(targetUrl(), copiedRows)).toEqual([]);
+    expect(
+      await rows(sourceUrl(), 'SELECT tgname FROM pg_trigger WHERE tgname LIKE $1', [
+        `${moveNames(ns, dbName).fence}%`,
+      ]),
+    ).toEqual([]);
+    expect(await checksum(sourceUrl(), ns)).toBe(checksBefore[ns]);
   };
+
+  // Set up by the first test and shared by the rest: a failed set-up fails every test.
+  const setup = sharedSetup(setUp);
+  const ready = () => setup.get();
 
   async function setUp(): Promise<void> {
     if (!SOURCE_SERVER || !TARGET_SERVER) {
@@ -166,7 +163,7 @@ describe('memgate move --namespace: one namespace to another server by logical r
       );
     }
     for (const server of [SOURCE_SERVER, TARGET_SERVER]) {
-      await admin(server, (c) => c.query(`CREATE DATABASE ${dbName}`));
+      await withClient(server, (c) => c.query(`CREATE DATABASE ${dbName}`));
     }
     sourceDb = await openPostgres({ connectionString: sourceUrl(), statementTimeoutMs: 60_000 });
     source = await startTestGateway({}, { db: sourceDb });
@@ -182,13 +179,13 @@ describe('memgate move --namespace: one namespace to another server by logical r
   }
 
   afterAll(async () => {
-    await started?.catch(() => undefined);
+    await setup.ifStarted();
     await source?.close();
     if (SOURCE_SERVER && TARGET_SERVER) await dropReplicationLeftovers();
     for (const server of [SOURCE_SERVER, TARGET_SERVER]) {
       if (!server) continue;
       // A leftover subscription would keep the database busy; a failed test may leave one.
-      await admin(server, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+      await withClient(server, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
     }
   });
 
@@ -307,20 +304,10 @@ describe('memgate move --namespace: one namespace to another server by logical r
     } finally {
       await rows(targetUrl(), `DELETE FROM domain_packs WHERE name = 'services' AND body_hash = 'other'`);
     }
-    expect(await slotsAndPublications(sourceUrl())).toEqual([]);
-    expect(await rows(targetUrl(), SUBSCRIPTIONS_HERE)).toEqual([]);
-    expect(
-      await rows(
-        targetUrl(),
-        `SELECT 1 FROM chunks WHERE namespace = 'acme' UNION ALL SELECT 1 FROM audit_log WHERE namespace = 'acme'`,
-      ),
-    ).toEqual([]);
-    expect(
-      await rows(sourceUrl(), 'SELECT tgname FROM pg_trigger WHERE tgname LIKE $1', [
-        `${moveNames('acme', dbName).fence}%`,
-      ]),
-    ).toEqual([]);
-    expect(await checksum(sourceUrl(), 'acme')).toBe(checksBefore.acme);
+    await expectUndone(
+      'acme',
+      `SELECT 1 FROM chunks WHERE namespace = 'acme' UNION ALL SELECT 1 FROM audit_log WHERE namespace = 'acme'`,
+    );
     expect(await reads(source, searchReads('acme'))).toEqual(before.acme);
   }, 300_000);
 
@@ -349,20 +336,10 @@ describe('memgate move --namespace: one namespace to another server by logical r
     expect(stderr).toContain(
       "Undone: the replication objects, the fence and the target's partial copy are gone",
     );
-    expect(await slotsAndPublications(sourceUrl())).toEqual([]);
-    expect(await rows(targetUrl(), SUBSCRIPTIONS_HERE)).toEqual([]);
-    expect(
-      await rows(
-        targetUrl(),
-        `SELECT 1 FROM observations WHERE namespace = 'beta' UNION ALL SELECT 1 FROM chunk_postings WHERE namespace = 'beta'`,
-      ),
-    ).toEqual([]);
-    expect(
-      await rows(sourceUrl(), 'SELECT tgname FROM pg_trigger WHERE tgname LIKE $1', [
-        `${moveNames('beta', dbName).fence}%`,
-      ]),
-    ).toEqual([]);
-    expect(await checksum(sourceUrl(), 'beta')).toBe(checksBefore.beta);
+    await expectUndone(
+      'beta',
+      `SELECT 1 FROM observations WHERE namespace = 'beta' UNION ALL SELECT 1 FROM chunk_postings WHERE namespace = 'beta'`,
+    );
   }, 300_000);
 
   it('moves acme with --drop-source: equal digests, same reads and rankings on the target, fresh ids, beta untouched', async () => {

@@ -1,10 +1,9 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/db/postgres-database.js';
-import { clusterEnv } from '../helpers/cluster-env.js';
+import { clusterEnv, withClient } from '../helpers/cluster-env.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
 import { readUntil, subscribe, untilListening } from '../helpers/live.js';
-import { openTestDatabase } from '../helpers/test-database.js';
+import { openTestDatabase, withDatabase } from '../helpers/test-database.js';
 
 /**
  * Read replicas (MEMGATE_READ_DATABASE_URLS), under scripts/with-cluster.sh: a primary and its
@@ -43,34 +42,17 @@ function note(content: string) {
 
 const primaryUrl = () => clusterEnv('MEMGATE_TEST_PRIMARY_URL');
 
-/** The URL of `database` on the server of `serverUrl`. */
-function onServer(serverUrl: string, database: string): string {
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
-async function onNode<T>(url: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-const pauseReplay = (url: string) => onNode(url, (c) => c.query('SELECT pg_wal_replay_pause()'));
-const resumeReplay = (url: string) => onNode(url, (c) => c.query('SELECT pg_wal_replay_resume()'));
+const pauseReplay = (url: string) => withClient(url, (c) => c.query('SELECT pg_wal_replay_pause()'));
+const resumeReplay = (url: string) => withClient(url, (c) => c.query('SELECT pg_wal_replay_resume()'));
 
 /** Waits until the replica has replayed everything the primary has written so far. */
 async function caughtUp(primary: string, replica: string): Promise<void> {
-  const target = await onNode(primary, (c) =>
+  const target = await withClient(primary, (c) =>
     c.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'),
   );
   const lsn = target.rows[0]!.lsn;
   for (let i = 0; i < 200; i += 1) {
-    const done = await onNode(replica, (c) =>
+    const done = await withClient(replica, (c) =>
       c.query<{ ok: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok', [lsn]),
     );
     if (done.rows[0]!.ok) return;
@@ -114,7 +96,7 @@ describe('read replicas', () => {
     // A fresh migrated database on the primary; physical replication brings it to the replica.
     fresh = await openTestDatabase();
     primaryDb = fresh.url!;
-    replicaDb = onServer(replicaServer, new URL(primaryDb).pathname.slice(1));
+    replicaDb = withDatabase(replicaServer, new URL(primaryDb).pathname.slice(1));
     await caughtUp(primaryUrl(), replicaServer);
     gw = await gatewayOn();
     other = await gatewayOn();
@@ -175,7 +157,7 @@ describe('read replicas', () => {
       });
       expect(res.errors).toBeUndefined();
       expect(res.data!.context.warnings.join(' ')).not.toMatch(/trace/);
-      const stored = await onNode(primaryDb, (c) =>
+      const stored = await withClient(primaryDb, (c) =>
         c.query('SELECT 1 FROM context_traces WHERE trace_id = $1', [res.data!.context.traceId]),
       );
       expect(stored.rowCount).toBeGreaterThan(0);
@@ -189,7 +171,7 @@ describe('read replicas', () => {
 
   it('retries a read elsewhere when its replica connection is lost', async () => {
     await contents(gw); // the replica pool holds connections now
-    await onNode(replicaDb, (c) =>
+    await withClient(replicaDb, (c) =>
       c.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'memgate' AND pid <> pg_backend_pid()`,
       ),

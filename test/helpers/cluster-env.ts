@@ -1,3 +1,5 @@
+import pg from 'pg';
+
 /**
  * The servers of the tests in test/cluster, named by the scripts that start them. A test there
  * fails, not skips, when its server is missing: it says which script to run it under.
@@ -44,4 +46,15 @@ export function sharedSetup<T>(setUp: () => Promise<T>): {
     },
     ifStarted: async () => (started ? started.catch(() => undefined) : undefined),
   };
+}
+
+/** `work` on a fresh connection to `url`, closed afterwards. */
+export async function withClient<T>(url: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
 }

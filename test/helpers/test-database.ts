@@ -107,7 +107,8 @@ export async function openTestDatabase(): Promise<Database & { url?: string }> {
   return openPglite({ loadDataDir: blob });
 }
 
-function withDatabase(url: string, database: string): string {
+/** The URL of `database` on the server `url` names. */
+export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;
   return u.toString();
