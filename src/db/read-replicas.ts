@@ -1,6 +1,6 @@
 import type { QueryResult, Queryable, ReadReplicas } from './database.js';
 import type { ReplicaLoad } from '../observability/metrics.js';
-import { isConnectionLoss, isWriteRefused } from './unavailable.js';
+import { isConnectionLoss, isDatabaseUnavailable, isWriteRefused } from './unavailable.js';
 import { MemgateError } from '../errors.js';
 
 /**
@@ -47,7 +47,7 @@ function isRecoveryConflict(error: unknown): boolean {
 
 /** Whether a node failed in a way a retry may not: unreachable, or a recovery conflict. */
 function replicaFault(error: unknown): boolean {
-  if (error instanceof MemgateError) return error.code === 'UNAVAILABLE' && !isWriteRefused(error);
+  if (error instanceof MemgateError) return isDatabaseUnavailable(error) && !isWriteRefused(error);
   return isConnectionLoss(error) || isRecoveryConflict(error);
 }
 

@@ -56,6 +56,15 @@ function databaseReadOnly(): MemgateError {
   );
 }
 
+/**
+ * The database cannot serve this at all right now (unreachable, a standby refusing writes, a
+ * namespace moved away): a batch fails as a whole and is retried as a whole, and a
+ * subscription's re-read waits for it to pass.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return error instanceof MemgateError && error.code === 'UNAVAILABLE';
+}
+
 /** The SQLSTATE a namespace fenced by `memgate move` raises on any write to its rows. */
 export const NAMESPACE_MOVED_STATE = 'MG001';
 

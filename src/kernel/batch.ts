@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../db/database.js';
 import { MemgateError } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { releaseSavepoint, rollbackToSavepoint, setSavepoint } from './store/savepoint-store.js';
 
 /**
@@ -154,14 +155,6 @@ export async function writeSetBased<T>(
   const done = answers.filter((a): a is WriteResult => a !== null);
   const rest = items.filter((_, i) => answers[i] === null);
   return [...done, ...(await writeItems(tx, rest, one, onUnexpected, options.onItemFailure))];
-}
-
-/**
- * The database cannot take this batch at all (unreachable, or a standby refusing writes): no
- * item could be written, so the whole request answers UNAVAILABLE and is retried as a whole.
- */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  return error instanceof MemgateError && error.code === 'UNAVAILABLE';
 }
 
 /** Expected errors keep their code and message; anything else is masked as INTERNAL. */

@@ -19,7 +19,8 @@ import { type Principal, scopeAssignmentError } from '../../auth/principal.js';
  */
 import { z } from 'zod';
 import type { Queryable } from '../../db/database.js';
-import { type AssertionResult, isDatabaseUnavailable, withSavepoint } from '../../kernel/batch.js';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
+import { type AssertionResult, withSavepoint } from '../../kernel/batch.js';
 import { combinePii, detectPii, detectPiiInJson } from '../../domain/pii.js';
 import { MemgateError } from '../../errors.js';
 import type { MentionRole, MentionWrite } from '../../kernel/store/mention-store.js';

@@ -1,4 +1,5 @@
 import type { Context } from '../../../context.js';
+import { isDatabaseUnavailable } from '../../../db/unavailable.js';
 import { MemgateError } from '../../../errors.js';
 import type { Ending } from '../change-queue.js';
 import type { LiveChange, PendingChange } from '../change-service.js';
@@ -51,8 +52,8 @@ async function readThroughOutage(
     try {
       return await ctx.services.changes.read(notice, entityKeys);
     } catch (error) {
-      const unreachable = error instanceof MemgateError && error.code === 'UNAVAILABLE';
-      if (!unreachable || signal?.aborted || performance.now() + pause > giveUpAt) throw error;
+      if (!isDatabaseUnavailable(error) || signal?.aborted || performance.now() + pause > giveUpAt)
+        throw error;
       await new Promise((resolve) => setTimeout(resolve, pause));
       ctx.refresh();
     }
