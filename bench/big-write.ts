@@ -137,6 +137,7 @@ async function main(argv: string[]): Promise<void> {
       logger: app.deps.logger,
       maxBodyBytes: config.maxBodyBytes,
       requestTimeoutMs: config.requestTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;

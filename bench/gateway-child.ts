@@ -110,8 +110,9 @@ const server = createHttpServer({
   logger: app.deps.logger,
   maxBodyBytes: config.maxBodyBytes,
   requestTimeoutMs: config.requestTimeoutMs,
+  // The load generator keeps its connections between phases.
+  keepAliveTimeoutMs: 60_000,
 });
-server.keepAliveTimeout = 60_000;
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const { port } = server.address() as AddressInfo;
 

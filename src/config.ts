@@ -53,6 +53,7 @@ const envSchema = z.object({
     .min(1024)
     .default(8 * 1024 * 1024),
   MEMGATE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000),
+  MEMGATE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(5_000),
   MEMGATE_MAX_DEPTH: z.coerce.number().int().min(2).max(100).default(12),
   MEMGATE_MAX_ALIASES: z.coerce.number().int().min(0).max(1000).default(30),
   MEMGATE_MAX_COST: z.coerce.number().int().min(10).default(50_000),
@@ -101,6 +102,7 @@ export interface Config {
   charsPerToken: number;
   maxBodyBytes: number;
   requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
   maxDepth: number;
   maxAliases: number;
   maxCost: number;
@@ -159,6 +161,7 @@ export function parseConfig(env: EnvInput): Config {
     charsPerToken: e.MEMGATE_CHARS_PER_TOKEN,
     maxBodyBytes: e.MEMGATE_MAX_BODY_BYTES,
     requestTimeoutMs: e.MEMGATE_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.MEMGATE_KEEP_ALIVE_TIMEOUT_MS,
     maxDepth: e.MEMGATE_MAX_DEPTH,
     maxAliases: e.MEMGATE_MAX_ALIASES,
     maxCost: e.MEMGATE_MAX_COST,
@@ -209,6 +212,7 @@ export const ENV_DOCS: ReadonlyArray<[string, string, string]> = [
   ['MEMGATE_CHARS_PER_TOKEN', '3', 'token estimate = ceil(characters / this)'],
   ['MEMGATE_MAX_BODY_BYTES', '8388608', 'largest accepted request body'],
   ['MEMGATE_REQUEST_TIMEOUT_MS', '30000', 'time to receive a whole request (headers within 10 s)'],
+  ['MEMGATE_KEEP_ALIVE_TIMEOUT_MS', '5000', 'an idle keep-alive connection is closed after this'],
   ['MEMGATE_MAX_DEPTH', '12', 'deepest field nesting of an operation (LIMIT_EXCEEDED beyond)'],
   ['MEMGATE_MAX_ALIASES', '30', 'aliased fields per operation, fragments expanded'],
   ['MEMGATE_MAX_COST', '50000', 'estimated objects per operation (lists × page sizes)'],

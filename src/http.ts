@@ -19,6 +19,11 @@ export interface HttpOptions {
   maxBodyBytes: number;
   /** Time to receive a whole request; headers get at most 10 s of it. */
   requestTimeoutMs: number;
+  /**
+   * How long an idle keep-alive connection stays open. Behind a load balancer it must exceed the
+   * balancer's own idle timeout, or the balancer may send a request on a connection being closed.
+   */
+  keepAliveTimeoutMs: number;
   /** Answers /mcp (Model Context Protocol over Streamable HTTP). */
   mcp?: McpHttpHandler;
   /** Serve GraphiQL's assets under /graphiql/assets/ (where yoga serves its page: not in production). */
@@ -32,13 +37,24 @@ const HEADERS_TIMEOUT_MS = 10_000;
  * oversized bodies, and hands the rest to yoga.
  */
 export function createHttpServer(options: HttpOptions): Server {
-  const { gateway, db, logger, maxBodyBytes, requestTimeoutMs, authenticate, mcp, graphiql } = options;
+  const {
+    gateway,
+    db,
+    logger,
+    maxBodyBytes,
+    requestTimeoutMs,
+    keepAliveTimeoutMs,
+    authenticate,
+    mcp,
+    graphiql,
+  } = options;
   // A client that declares a body and never sends it (or trickles headers) is answered 408 and
   // cut off; Node checks the deadlines every `connectionsCheckingInterval`, hence the short one.
   const server = createServer({
     requestTimeout: requestTimeoutMs,
     headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs),
     connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
+    keepAliveTimeout: keepAliveTimeoutMs,
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];

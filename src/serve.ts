@@ -26,6 +26,7 @@ export async function serve(config: Config): Promise<void> {
     logger,
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     graphiql: !config.production,
     mcp: createMcpHttpHandler({
       gateway: app.gateway,

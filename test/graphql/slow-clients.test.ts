@@ -18,7 +18,10 @@ function rawExchange(url: string, request: string): Promise<{ response: string; 
 describe('clients that never finish a request are cut off', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startTestGateway({ MEMGATE_REQUEST_TIMEOUT_MS: '1000' });
+    gw = await startTestGateway({
+      MEMGATE_REQUEST_TIMEOUT_MS: '1000',
+      MEMGATE_KEEP_ALIVE_TIMEOUT_MS: '1000',
+    });
   });
   afterAll(async () => {
     await gw?.close();
@@ -35,6 +38,16 @@ describe('clients that never finish a request are cut off', () => {
   it('headers that never end are cut off too', async () => {
     const { response } = await rawExchange(gw.url, 'POST /graphql HTTP/1.1\r\nHost: localhost\r\n');
     expect(response).toMatch(/^HTTP\/1\.1 408/);
+  }, 10_000);
+
+  it('an idle keep-alive connection is closed after MEMGATE_KEEP_ALIVE_TIMEOUT_MS', async () => {
+    const { response, ms } = await rawExchange(
+      gw.url,
+      'GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n',
+    );
+    expect(response).toMatch(/^HTTP\/1\.1 200/);
+    expect(response).toMatch(/keep-alive: timeout=1/i);
+    expect(ms).toBeGreaterThanOrEqual(900);
   }, 10_000);
 
   it('the server still answers afterwards', async () => {

@@ -66,11 +66,13 @@ describe('memory', () => {
   beforeAll(async () => {
     // The client, the server and the embedded database share this process's event loop: while
     // 3,600 events are read afresh, a 800 KB batch may take longer to arrive than the 30 s
-    // production default allows. The test measures memory, not time.
+    // production default allows, and the loop may reach the keep-alive timer of the writer's idle
+    // connection before the next batch it already sent. The test measures memory, not time.
     gw = await startTestGateway({
       MEMGATE_TOKENS_FILE: tokensPath,
       MEMGATE_TRACE_SQL: '0',
       MEMGATE_REQUEST_TIMEOUT_MS: '600000',
+      MEMGATE_KEEP_ALIVE_TIMEOUT_MS: '600000',
     });
   });
   afterAll(async () => {

@@ -78,6 +78,7 @@ export async function startTestGateway(
     logger: app.deps.logger,
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     graphiql: !config.production,
     mcp: createMcpHttpHandler({
       gateway: app.gateway,
