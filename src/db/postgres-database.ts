@@ -1,3 +1,4 @@
+import { withChangeOutbox } from './change-outbox.js';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { statementName } from './statement-capture.js';
@@ -256,7 +257,7 @@ async function inTransaction<T>(
         await pipeline(Readable.from([data]), client.query(copyFromStdin(sql)));
       },
     };
-    const value = await fn(tx);
+    const value = await withChangeOutbox(tx, () => fn(tx));
     await unlessUnreachable(() => client.query('COMMIT'));
     return value;
   } catch (error) {
