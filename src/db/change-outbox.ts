@@ -87,7 +87,8 @@ export function outboxRows(notices: readonly ChangeNotice[]): ChangeNotice[] {
     if (into) {
       into.ids.push(...n.ids);
       into.removed.push(...n.removed);
-    } else merged.set(key, { namespace: n.namespace, kind: n.kind, ids: [...n.ids], removed: [...n.removed] });
+    } else
+      merged.set(key, { namespace: n.namespace, kind: n.kind, ids: [...n.ids], removed: [...n.removed] });
   }
   const rows: ChangeNotice[] = [];
   for (const n of merged.values()) {

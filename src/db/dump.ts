@@ -9,9 +9,12 @@ import type { PostgresDatabase } from './postgres-database.js';
 /**
  * pg_dump's plain SQL format, with rows as multi-row INSERTs instead of COPY blocks: PGlite
  * cannot read `COPY … FROM stdin`, and INSERTs restore through one connection on either backend.
- * Owners, grants and comments are left out so a backup restores under any role.
+ * Owners, grants and comments are left out so a backup restores under any role. The change
+ * outbox's rows are left out too: they name this cluster's transaction ids, meaningless elsewhere,
+ * and only live subscribers ever read them.
  */
 export const DUMP_ARGS = [
+  '--exclude-table-data=change_outbox',
   '--format=plain',
   '--no-owner',
   '--no-privileges',

@@ -31,3 +31,23 @@ export interface ChangeFeed {
   catchUp(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** An `entities` row a statement wrote, as its notice needs it. */
+export interface WrittenEntity {
+  key: string;
+  kind: string;
+  /** content_hash IS NOT NULL: the row is a document. */
+  document: boolean;
+}
+
+/**
+ * The notices for written `entities` rows: documents and entities apart; an observation's graph
+ * node (kind 'observation') is announced as its observation, not here.
+ */
+export function entityChanges(namespace: string, rows: readonly WrittenEntity[]): ChangeNotice[] {
+  const shown = rows.filter((r) => r.kind !== 'observation');
+  return [
+    { namespace, kind: 'ENTITY', ids: shown.filter((r) => !r.document).map((r) => r.key), removed: [] },
+    { namespace, kind: 'DOCUMENT', ids: shown.filter((r) => r.document).map((r) => r.key), removed: [] },
+  ];
+}
