@@ -64,6 +64,11 @@ async function dumpPglite(db: PgliteDatabase): Promise<Readable> {
     const files: Buffer[] = [];
     for (const section of sections) {
       const file = await pgDump({ pg: pglite, args: [...DUMP_ARGS, ...section] });
+      // pg_dump ends by hanging up, which on a server ends its read-only transaction; PGlite's
+      // pg_dump shares the one session and leaves that transaction open, so the next write
+      // would fail as read-only. COMMIT, not ROLLBACK: inside it the tools restored the
+      // search_path pg_dump had emptied before it began, and a rollback would empty it again.
+      await pglite.exec('COMMIT');
       files.push(Buffer.from(await file.arrayBuffer()));
     }
     return files;
