@@ -1,4 +1,4 @@
-import type { ChangeNotice } from '../db/change-outbox.js';
+import type { ChangeKind, ChangeNotice } from '../db/change-outbox.js';
 
 export type { ChangeKind, ChangeNotice, RemovedRow } from '../db/change-outbox.js';
 export { noteChanges } from '../db/change-outbox.js';
@@ -30,6 +30,15 @@ export interface ChangeFeed {
   /** Reads what committed since the last read now, instead of at the next wake-up or poll. */
   catchUp(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The notice for rows a statement created or updated, of one kind: their ids, or rows `RETURNING … AS id`. */
+export function changedIds(
+  namespace: string,
+  kind: ChangeKind,
+  ids: readonly string[] | readonly { id: string }[],
+): ChangeNotice[] {
+  return [{ namespace, kind, ids: ids.map((r) => (typeof r === 'string' ? r : r.id)), removed: [] }];
 }
 
 /** An `entities` row a statement wrote, as its notice needs it. */

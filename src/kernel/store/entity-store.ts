@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import { canonicalJson } from '../../domain/ids.js';
-import { type WrittenEntity, entityChanges, noteChanges } from '../change-notice.js';
+import { type WrittenEntity, entityChanges, changedIds, noteChanges } from '../change-notice.js';
 import { visible } from './visibility.js';
 import { param, raw, run, sql } from './sql.js';
 
@@ -388,7 +388,7 @@ export async function ensurePlaceholders(
        AND NOT ${visible('e', visibleScopes)}`,
   );
   const created = rows[0]?.created ?? [];
-  await noteChanges(q, [{ namespace, kind: 'ENTITY', ids: created, removed: [] }]);
+  await noteChanges(q, changedIds(namespace, 'ENTITY', created));
   return rows[0]?.hidden ?? 0;
 }
 

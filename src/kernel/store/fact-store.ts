@@ -1,12 +1,7 @@
 import type { Queryable } from '../../db/database.js';
-import { noteChanges } from '../change-notice.js';
+import { changedIds, noteChanges } from '../change-notice.js';
 import { factVisible } from './visibility.js';
 import { param, raw, run, sql } from './sql.js';
-
-/** Facts a statement created or changed, noted for live subscribers. */
-function noteFacts(q: Queryable, namespace: string, ids: readonly { id: string }[]): Promise<void> {
-  return noteChanges(q, [{ namespace, kind: 'FACT', ids: ids.map((r) => r.id), removed: [] }]);
-}
 
 export type EvidenceClass = 'ASSERTED' | 'EXTRACTED' | 'INFERRED' | 'DERIVED';
 export type FactStatus = 'ACTIVE' | 'SUPERSEDED' | 'RETRACTED' | 'EVIDENCE_LOST';
@@ -168,7 +163,7 @@ export async function insertFact(q: Queryable, namespace: string, w: FactWrite):
      ON CONFLICT (namespace, fact_id) DO NOTHING
      RETURNING fact_id AS id`,
   );
-  await noteFacts(q, namespace, rows);
+  await noteChanges(q, changedIds(namespace, 'FACT', rows));
   return rows.length > 0;
 }
 
@@ -204,7 +199,7 @@ export async function reinforceFact(
      WHERE namespace = ${namespace} AND fact_id = ${factId} AND ${factVisible('facts', visibleScopes)}
      RETURNING fact_id AS id`,
   );
-  await noteFacts(q, namespace, changed.rows);
+  await noteChanges(q, changedIds(namespace, 'FACT', changed.rows));
 }
 
 /**
@@ -291,7 +286,7 @@ export async function markConflicts(
        AND (fact_id = ${factIdParam} OR ${factVisible('facts', visibleScopes)})
      RETURNING fact_id AS id`,
   );
-  await noteFacts(q, namespace, changed.rows);
+  await noteChanges(q, changedIds(namespace, 'FACT', changed.rows));
 }
 
 /**
@@ -317,7 +312,7 @@ export async function dropConflictReferences(
        AND ${factVisible('facts', visibleScopes)}
      RETURNING fact_id AS id`,
   );
-  await noteFacts(q, namespace, changed.rows);
+  await noteChanges(q, changedIds(namespace, 'FACT', changed.rows));
 }
 
 /**
@@ -341,7 +336,7 @@ export async function closeSuperseded(
      WHERE namespace = ${namespace} AND fact_id = ${factId}
      RETURNING fact_id AS id`,
   );
-  await noteFacts(q, namespace, changed.rows);
+  await noteChanges(q, changedIds(namespace, 'FACT', changed.rows));
 }
 
 /** RETRACTED with the reason; an open interval ends now (never before it started). */
@@ -360,7 +355,7 @@ export async function retractFactRow(
      WHERE namespace = ${namespace} AND fact_id = ${factId}
      RETURNING fact_id AS id`,
   );
-  await noteFacts(q, namespace, changed.rows);
+  await noteChanges(q, changedIds(namespace, 'FACT', changed.rows));
 }
 
 /**
@@ -388,7 +383,7 @@ export async function removeObservationEvidence(
      WHERE namespace = ${namespace} AND observation_ids @> ARRAY[${observationIdParam}::text] AND ${factVisible('facts', visibleScopes)}
      RETURNING fact_id AS id, status = 'EVIDENCE_LOST' AND cardinality(observation_ids) = 0 AS lost`,
   );
-  await noteFacts(q, namespace, rows);
+  await noteChanges(q, changedIds(namespace, 'FACT', rows));
   const affected = rows.map((r) => r.id).sort();
   const lost = rows
     .filter((r) => r.lost)

@@ -1,14 +1,9 @@
 import type { Queryable } from '../../db/database.js';
-import { noteChanges } from '../change-notice.js';
+import { changedIds, noteChanges } from '../change-notice.js';
 import { chunkRecordOf } from './chunk-store.js';
 import { contextualChunkColumns, windowCte } from './context-index-store.js';
 import { param, raw, run, sql } from './sql.js';
 import { visible } from './visibility.js';
-
-/** Observations a statement created or changed, noted for live subscribers. */
-function noteObservations(q: Queryable, namespace: string, ids: readonly string[]): Promise<void> {
-  return noteChanges(q, [{ namespace, kind: 'OBSERVATION', ids: [...ids], removed: [] }]);
-}
 
 export type ObservationStatus = 'RECEIVED' | 'PROCESSED' | 'PARTIALLY_PROCESSED' | 'FAILED' | 'REDACTED';
 
@@ -161,11 +156,7 @@ export async function insertObservations(
      ON CONFLICT (namespace, observation_id) DO NOTHING
      RETURNING observation_id AS id`,
   );
-  await noteObservations(
-    q,
-    namespace,
-    inserted.map((r) => r.id),
-  );
+  await noteChanges(q, changedIds(namespace, 'OBSERVATION', inserted));
   return new Set(inserted.map((r) => r.id));
 }
 
@@ -182,7 +173,7 @@ export async function setObservationStatus(
     sql`/* setObservationStatus */
      UPDATE observations SET status = ${status}, status_reason = ${reason} WHERE namespace = ${namespace} AND observation_id = ${observationId}`,
   );
-  await noteObservations(q, namespace, [observationId]);
+  await noteChanges(q, changedIds(namespace, 'OBSERVATION', [observationId]));
 }
 
 /** The entity that owns an observation's content chunks: kind `observation`, key = its id. */
@@ -319,7 +310,7 @@ export async function redactObservationRow(
      WHERE o.namespace = ${nsParam} AND o.observation_id = b.observation_id
      RETURNING b.kind, b.status, b."contentBytes", b."dataBytes", b.pii, b.pii_categories AS "piiCategories"`,
   );
-  if (rows[0]) await noteObservations(q, namespace, [observationId]);
+  if (rows[0]) await noteChanges(q, changedIds(namespace, 'OBSERVATION', [observationId]));
   return rows[0] ?? null;
 }
 
@@ -388,9 +379,12 @@ export async function setObservationStatuses(
      FROM jsonb_to_recordset(${payload}::jsonb) AS r(observation_id text, status text, reason text)
      WHERE o.namespace = ${namespace} AND o.observation_id = r.observation_id`,
   );
-  await noteObservations(
+  await noteChanges(
     q,
-    namespace,
-    rows.map((r) => r.observationId),
+    changedIds(
+      namespace,
+      'OBSERVATION',
+      rows.map((r) => r.observationId),
+    ),
   );
 }

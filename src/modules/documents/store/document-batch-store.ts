@@ -4,7 +4,7 @@
  * statement carries the namespace and a visibility predicate.
  */
 import type { Queryable } from '../../../db/database.js';
-import { type WrittenEntity, entityChanges, noteChanges } from '../../../kernel/change-notice.js';
+import { type WrittenEntity, entityChanges, changedIds, noteChanges } from '../../../kernel/change-notice.js';
 import { type ChunkWrite, chunkRecordOf } from '../../../kernel/store/chunk-store.js';
 import {
   DOCUMENT_LINK_ORIGIN,
@@ -78,7 +78,14 @@ export async function updateLinkFactScopesOf(
        AND ${factVisible('f', visibleScopes)}
      RETURNING f.fact_id AS "factId"`,
   );
-  await noteChanges(q, [{ namespace, kind: 'FACT', ids: updated.map((r) => r.factId), removed: [] }]);
+  await noteChanges(
+    q,
+    changedIds(
+      namespace,
+      'FACT',
+      updated.map((r) => r.factId),
+    ),
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../../db/database.js';
-import { type WrittenEntity, entityChanges, noteChanges } from '../../../kernel/change-notice.js';
+import { type WrittenEntity, entityChanges, changedIds, noteChanges } from '../../../kernel/change-notice.js';
 import { ENTITY_COLUMNS, type EntityRow } from '../../../kernel/store/entity-store.js';
 import { factVisible, visible } from '../../../kernel/store/visibility.js';
 import { param, raw, run, sql } from '../../../kernel/store/sql.js';
@@ -192,7 +192,14 @@ export async function insertLinkFacts(
        source_path = excluded.source_path, scopes = excluded.scopes, visibility = excluded.visibility
      RETURNING fact_id AS "factId"`,
   );
-  await noteChanges(q, [{ namespace, kind: 'FACT', ids: rows.map((r) => r.factId), removed: [] }]);
+  await noteChanges(
+    q,
+    changedIds(
+      namespace,
+      'FACT',
+      rows.map((r) => r.factId),
+    ),
+  );
 }
 
 /** Ends links a rewrite no longer lists: `validTo` is set, nothing is deleted (history stays). */
@@ -212,7 +219,14 @@ export async function closeLinkFacts(
        AND ${factVisible('facts', visibleScopes)}
      RETURNING fact_id AS "factId"`,
   );
-  await noteChanges(q, [{ namespace, kind: 'FACT', ids: rows.map((r) => r.factId), removed: [] }]);
+  await noteChanges(
+    q,
+    changedIds(
+      namespace,
+      'FACT',
+      rows.map((r) => r.factId),
+    ),
+  );
 }
 
 /**
@@ -242,5 +256,12 @@ export async function updateLinkFactScopes(
        AND ${factVisible('facts', visibleScopes)}
      RETURNING fact_id AS "factId"`,
   );
-  await noteChanges(q, [{ namespace, kind: 'FACT', ids: rows.map((r) => r.factId), removed: [] }]);
+  await noteChanges(
+    q,
+    changedIds(
+      namespace,
+      'FACT',
+      rows.map((r) => r.factId),
+    ),
+  );
 }

@@ -4,7 +4,7 @@
  * and the fact visibility predicate (a fact is visible only with both its endpoints).
  */
 import type { Queryable } from '../../../db/database.js';
-import { noteChanges } from '../../../kernel/change-notice.js';
+import { changedIds, noteChanges } from '../../../kernel/change-notice.js';
 import type { FactReinforcement, FactRow, FactWrite } from '../../../kernel/store/fact-store.js';
 import { FACT_COLUMNS } from '../../../kernel/store/fact-store.js';
 import { raw, run, sql } from '../../../kernel/store/sql.js';
@@ -157,7 +157,7 @@ export async function insertFactRows(
      RETURNING fact_id AS id`,
   );
   const ids = rows.map((r) => r.id);
-  await noteChanges(q, [{ namespace, kind: 'FACT', ids, removed: [] }]);
+  await noteChanges(q, changedIds(namespace, 'FACT', ids));
   return new Set(ids);
 }
 
@@ -196,5 +196,12 @@ export async function reinforceFactRows(
      WHERE f.namespace = ${namespace} AND f.fact_id = r.fact_id AND ${factVisible('f', visibleScopes)}
      RETURNING f.fact_id AS "factId"`,
   );
-  await noteChanges(q, [{ namespace, kind: 'FACT', ids: updated.map((r) => r.factId), removed: [] }]);
+  await noteChanges(
+    q,
+    changedIds(
+      namespace,
+      'FACT',
+      updated.map((r) => r.factId),
+    ),
+  );
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../../db/database.js';
-import { entityChanges, noteChanges, type WrittenEntity } from '../../../kernel/change-notice.js';
+import { entityChanges, changedIds, noteChanges, type WrittenEntity } from '../../../kernel/change-notice.js';
 import { FACT_COLUMNS, type FactRow } from '../../../kernel/store/fact-store.js';
 import { param, raw, run, sql } from '../../../kernel/store/sql.js';
 import { factVisible, visible } from '../../../kernel/store/visibility.js';
@@ -195,7 +195,7 @@ export async function stampSnapshotFacts(
        AND (r.fresh OR ${factVisible('f', visibleScopes)})
      RETURNING f.fact_id AS id`,
   );
-  await noteFacts(q, namespace, rows);
+  await noteChanges(q, changedIds(namespace, 'FACT', rows));
 }
 
 /** Ends the validity of facts a snapshot dropped at the snapshot's time (history is kept). */
@@ -216,12 +216,8 @@ export async function closeSnapshotFacts(
        AND ${factVisible('facts', visibleScopes)}
      RETURNING fact_id AS id`,
   );
-  await noteFacts(q, namespace, rows);
+  await noteChanges(q, changedIds(namespace, 'FACT', rows));
   return rows.map((r) => r.id).sort(byCodeUnit);
-}
-
-function noteFacts(q: Queryable, namespace: string, rows: readonly { id: string }[]): Promise<void> {
-  return noteChanges(q, [{ namespace, kind: 'FACT', ids: rows.map((r) => r.id), removed: [] }]);
 }
 
 function byCodeUnit(a: string, b: string): number {
