@@ -342,7 +342,7 @@ async function listenOn(
   const open = async (): Promise<void> => {
     const c = new pg.Client({ connectionString, application_name: 'memgate-listen' });
     c.on('notification', (message) => {
-      if (message.channel === channel && message.payload) onPayload(message.payload);
+      if (message.channel === channel) onPayload(message.payload ?? '');
     });
     // Both may fire for one loss, before or after the connection was ever up.
     c.on('error', () => lost(c));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outboxRows } from '../../src/db/change-outbox.js';
+import { CHANGE_CHANNEL, outboxRows } from '../../src/db/change-outbox.js';
 import type { Database } from '../../src/db/database.js';
 import type { ChangeFeed, ChangeNotice } from '../../src/kernel/change-notice.js';
 import { noteChanges } from '../../src/kernel/change-notice.js';
@@ -57,6 +57,21 @@ describe('change outbox', () => {
     await feed.catchUp();
     await feed.catchUp();
     expect(idsHeard()).toEqual(['kept']);
+  });
+
+  it('a commit that wrote the outbox wakes every listener with an empty payload', async () => {
+    const wakeUps: string[] = [];
+    const stop = await db.listen!(CHANGE_CHANNEL, (payload) => wakeUps.push(payload));
+    try {
+      await db.transaction('t', (tx) => insertEntity(tx, 'wakes'));
+      for (let i = 0; i < 100 && wakeUps.length === 0; i++) {
+        await db.query('SELECT 1'); // PGlite delivers after a statement
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(wakeUps).toContain('');
+    } finally {
+      await stop();
+    }
   });
 
   it('a write outside any transaction is heard after it', async () => {
