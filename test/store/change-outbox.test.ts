@@ -136,6 +136,18 @@ describe('change outbox', () => {
     expect(rows[0]!.n).toBe(0);
   });
 
+  it.runIf(onNativePostgres)('a write made while the listener is cut off is still heard, once', async () => {
+    heard = [];
+    await db.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'memgate-listen'`,
+    );
+    await db.transaction('t', (tx) => insertEntity(tx, 'while-deaf'));
+    for (let i = 0; i < 50 && !idsHeard().includes('while-deaf'); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    await feed.catchUp();
+    expect(idsHeard()).toEqual(['while-deaf']);
+  });
+
   // Concurrent transactions need two connections: native PostgreSQL only.
   it.runIf(onNativePostgres)(
     'a transaction that commits after a later one is still heard, once',
