@@ -9,9 +9,12 @@ import type { PostgresDatabase } from './postgres-database.js';
 /**
  * pg_dump's plain SQL format, with rows as multi-row INSERTs instead of COPY blocks: PGlite
  * cannot read `COPY … FROM stdin`, and INSERTs restore through one connection on either backend.
- * Owners, grants and comments are left out so a backup restores under any role.
+ * Owners, grants and comments are left out so a backup restores under any role. The change
+ * outbox's rows are left out too: they name this cluster's transaction ids, meaningless elsewhere,
+ * and only live subscribers ever read them.
  */
 export const DUMP_ARGS = [
+  '--exclude-table-data=change_outbox',
   '--format=plain',
   '--no-owner',
   '--no-privileges',
@@ -61,6 +64,11 @@ async function dumpPglite(db: PgliteDatabase): Promise<Readable> {
     const files: Buffer[] = [];
     for (const section of sections) {
       const file = await pgDump({ pg: pglite, args: [...DUMP_ARGS, ...section] });
+      // pg_dump ends by hanging up, which on a server ends its read-only transaction; PGlite's
+      // pg_dump shares the one session and leaves that transaction open, so the next write
+      // would fail as read-only. COMMIT, not ROLLBACK: inside it the tools restored the
+      // search_path pg_dump had emptied before it began, and a rollback would empty it again.
+      await pglite.exec('COMMIT');
       files.push(Buffer.from(await file.arrayBuffer()));
     }
     return files;

@@ -1,3 +1,4 @@
+import { withChangeOutbox } from './change-outbox.js';
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
@@ -69,7 +70,7 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
           },
         };
         try {
-          const value = await fn(tx);
+          const value = await withChangeOutbox(tx, () => fn(tx));
           await pglite.exec('COMMIT');
           return value;
         } catch (error) {

@@ -1,3 +1,4 @@
+import { withChangeOutbox } from './change-outbox.js';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { statementName } from './statement-capture.js';
@@ -256,7 +257,7 @@ async function inTransaction<T>(
         await pipeline(Readable.from([data]), client.query(copyFromStdin(sql)));
       },
     };
-    const value = await fn(tx);
+    const value = await withChangeOutbox(tx, () => fn(tx));
     await unlessUnreachable(() => client.query('COMMIT'));
     return value;
   } catch (error) {
@@ -341,7 +342,7 @@ async function listenOn(
   const open = async (): Promise<void> => {
     const c = new pg.Client({ connectionString, application_name: 'memgate-listen' });
     c.on('notification', (message) => {
-      if (message.channel === channel && message.payload) onPayload(message.payload);
+      if (message.channel === channel) onPayload(message.payload ?? '');
     });
     // Both may fire for one loss, before or after the connection was ever up.
     c.on('error', () => lost(c));

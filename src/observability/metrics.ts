@@ -25,7 +25,7 @@ export interface Metrics {
 export interface DatabaseLoad {
   pool?: { total: number; idle: number; waiting: number };
   queue?: { depth: number };
-  /** Native PostgreSQL: the LISTEN connection that carries change notices to subscribers. */
+  /** Native PostgreSQL: the LISTEN connection whose wake-ups make the change feed read the outbox. */
   listener?: { listening: boolean; reconnects: number };
   /** Native PostgreSQL: host:port/database of the primary (DATABASE_URL, no credentials). */
   primary?: string;
@@ -90,7 +90,7 @@ function registerLoadGauges(
   });
   new Gauge({
     name: 'memgate_db_listener_up',
-    help: 'Whether the LISTEN connection carrying change notices is open (1) or being re-opened (0); absent on PGlite',
+    help: 'Whether the LISTEN connection that wakes the change feed is open (1) or being re-opened (0); absent on PGlite',
     registers: poolRegisters,
     collect() {
       const listener = load().listener;

@@ -161,6 +161,8 @@ describe.skipIf(!native)(
       await untilListening(live, async (n) => {
         await upsert([{ key: 'ping', kind: 'probe', title: `ping ${n}` }]);
       });
+      // Subscribers hear writes by the outbox poll too, so the listener may come up after them.
+      for (let i = 0; i < 100 && (await metric('memgate_db_listener_up')) !== 1; i++) await sleep(100);
       expect(await metric('memgate_db_listener_up')).toBe(1);
       const reconnectsBefore = (await metric('memgate_db_listener_reconnects')) ?? 0;
 

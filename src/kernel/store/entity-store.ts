@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
 import { canonicalJson } from '../../domain/ids.js';
+import { type WrittenEntity, entityChanges, changedIds, noteChanges } from '../change-notice.js';
 import { visible } from './visibility.js';
 import { param, raw, run, sql } from './sql.js';
 
@@ -264,22 +265,23 @@ async function writeEntity(
     // FOR UPDATE cannot lock a row that does not exist yet: a concurrent first write of the
     // same key makes this insert a no-op, and the upsert then retries as an update. A key
     // that is still not visible then belongs to a hidden row.
-    const inserted = await run(
+    const inserted = await run<WrittenEntity>(
       q,
       sql`/* insertEntity */
        INSERT INTO entities (namespace, key, kind, title, attributes, scopes, visibility, source_path, confidence,
                              origin, pii, pii_categories, last_seen)
        VALUES (${namespace}, ${w.key}, ${w.kind}, ${w.title}, ${merged}::jsonb, ${w.scopes}::text[], ${w.visibility}::text[], ${w.sourcePath}, ${w.confidence}, ${w.origin}, ${w.pii}, ${w.piiCategories}::text[], ${w.validFrom}::timestamptz)
        ON CONFLICT (namespace, key) DO NOTHING
-       RETURNING key`,
+       RETURNING key, kind, content_hash IS NOT NULL AS document`,
     );
     if (inserted.rows.length === 0) return null;
+    await noteChanges(q, entityChanges(namespace, inserted.rows));
     await insertVersion(q, namespace, w, merged);
     return 'CREATED';
   }
   const { changed, scopes } = entityChange(before, w, merged);
   if (!changed) return 'UNCHANGED';
-  await run(
+  const updated = await run<WrittenEntity>(
     q,
     sql`/* updateEntity */
      UPDATE entities SET kind = ${w.kind}, title = ${w.title}, attributes = ${merged}::jsonb, scopes = ${scopes}::text[],
@@ -287,8 +289,10 @@ async function writeEntity(
        source_path = coalesce(${w.sourcePath}, source_path), confidence = coalesce(${w.confidence}, confidence),
        placeholder = false, pii = pii OR ${w.pii}, pii_categories = (SELECT coalesce(array_agg(DISTINCT c ORDER BY c), '{}') FROM unnest(pii_categories || ${w.piiCategories}::text[]) c),
        last_seen = greatest(last_seen, ${w.validFrom}::timestamptz), updated_at = now()
-     WHERE namespace = ${namespace} AND key = ${w.key} AND ${visible('entities', visibleScopes)}`,
+     WHERE namespace = ${namespace} AND key = ${w.key} AND ${visible('entities', visibleScopes)}
+     RETURNING key, kind, content_hash IS NOT NULL AS document`,
   );
+  await noteChanges(q, entityChanges(namespace, updated.rows));
   if (entityChange(before, w, merged).versioned) await insertVersion(q, namespace, w, merged);
   return 'UPDATED';
 }
@@ -369,7 +373,7 @@ export async function ensurePlaceholders(
   // excluded explicitly and only rows that were already there are checked.
   const nsParam = param(namespace);
   const keysParam = param(keys);
-  const { rows } = await run<{ hidden: number }>(
+  const { rows } = await run<{ hidden: number; created: string[] }>(
     q,
     sql`/* ensurePlaceholderEntities */
      WITH inserted AS (
@@ -378,10 +382,13 @@ export async function ensurePlaceholders(
        ON CONFLICT (namespace, key) DO NOTHING
        RETURNING key
      )
-     SELECT count(*)::int AS hidden FROM entities e
+     SELECT count(*)::int AS hidden, (SELECT coalesce(array_agg(key), '{}') FROM inserted) AS created
+     FROM entities e
      WHERE e.namespace = ${nsParam} AND e.key = ANY(${keysParam}::text[]) AND e.key NOT IN (SELECT key FROM inserted)
        AND NOT ${visible('e', visibleScopes)}`,
   );
+  const created = rows[0]?.created ?? [];
+  await noteChanges(q, changedIds(namespace, 'ENTITY', created));
   return rows[0]?.hidden ?? 0;
 }
 

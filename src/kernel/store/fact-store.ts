@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import { changedIds, noteChanges } from '../change-notice.js';
 import { factVisible } from './visibility.js';
 import { param, raw, run, sql } from './sql.js';
 
@@ -152,7 +153,7 @@ export async function existingFactIds(
 
 /** Inserts a new fact; false when a concurrent writer inserted the same id first. */
 export async function insertFact(q: Queryable, namespace: string, w: FactWrite): Promise<boolean> {
-  const { rows } = await run(
+  const { rows } = await run<{ id: string }>(
     q,
     sql`/* insertFact */
      INSERT INTO facts (namespace, fact_id, subject, predicate, object, valid_from, valid_to, recorded_at, evidence,
@@ -160,8 +161,9 @@ export async function insertFact(q: Queryable, namespace: string, w: FactWrite):
      VALUES (${namespace}, ${w.factId}, ${w.subject}, ${w.predicate}, ${w.object}, ${w.validFrom}::timestamptz, ${w.validTo}::timestamptz, ${w.recordedAt}::timestamptz, ${w.evidence}, ${w.confidence}, ${w.observationIds}::text[], ${w.sourcePath},
              ${w.scopes}::text[], ${w.visibility}::text[], ${w.attributes}::jsonb, ${w.supersedes})
      ON CONFLICT (namespace, fact_id) DO NOTHING
-     RETURNING fact_id`,
+     RETURNING fact_id AS id`,
   );
+  await noteChanges(q, changedIds(namespace, 'FACT', rows));
   return rows.length > 0;
 }
 
@@ -187,15 +189,17 @@ export async function reinforceFact(
   visibleScopes: string[] | null,
 ): Promise<void> {
   const statusParam = param(r.status);
-  await run(
+  const changed = await run<{ id: string }>(
     q,
     sql`/* reinforceFact */
      UPDATE facts SET observation_ids = ${r.observationIds}::text[], confidence = ${r.confidence}, evidence = ${r.evidence}, scopes = ${r.scopes}::text[],
        visibility = ${r.visibility}::text[], attributes = ${r.attributes}::jsonb, source_path = coalesce(source_path, ${r.sourcePath}),
        supersedes = coalesce(supersedes, ${r.supersedes}), status = ${statusParam},
        status_reason = CASE WHEN status = ${statusParam} THEN status_reason ELSE NULL END
-     WHERE namespace = ${namespace} AND fact_id = ${factId} AND ${factVisible('facts', visibleScopes)}`,
+     WHERE namespace = ${namespace} AND fact_id = ${factId} AND ${factVisible('facts', visibleScopes)}
+     RETURNING fact_id AS id`,
   );
+  await noteChanges(q, changedIds(namespace, 'FACT', changed.rows));
 }
 
 /**
@@ -270,7 +274,7 @@ export async function markConflicts(
   if (others.length === 0) return;
   const factIdParam = param(factId);
   const othersParam = param(others);
-  await run(
+  const changed = await run<{ id: string }>(
     q,
     sql`/* markConflicts */
      UPDATE facts SET conflict = true,
@@ -279,8 +283,10 @@ export async function markConflicts(
          FROM unnest(conflicts_with || CASE WHEN fact_id = ${factIdParam} THEN ${othersParam}::text[] ELSE ARRAY[${factIdParam}::text] END) x
        )
      WHERE namespace = ${namespace} AND fact_id = ANY(array_append(${othersParam}::text[], ${factIdParam}::text))
-       AND (fact_id = ${factIdParam} OR ${factVisible('facts', visibleScopes)})`,
+       AND (fact_id = ${factIdParam} OR ${factVisible('facts', visibleScopes)})
+     RETURNING fact_id AS id`,
   );
+  await noteChanges(q, changedIds(namespace, 'FACT', changed.rows));
 }
 
 /**
@@ -295,7 +301,7 @@ export async function dropConflictReferences(
 ): Promise<void> {
   if (factIds.length === 0) return;
   const factIdsParam = param(factIds);
-  await run(
+  const changed = await run<{ id: string }>(
     q,
     sql`/* dropConflictReferences */
      UPDATE facts SET
@@ -303,8 +309,10 @@ export async function dropConflictReferences(
                          WHERE x <> ALL(${factIdsParam}::text[])),
        conflict = EXISTS (SELECT 1 FROM unnest(conflicts_with) x WHERE x <> ALL(${factIdsParam}::text[]))
      WHERE namespace = ${namespace} AND conflicts_with && ${factIdsParam}::text[] AND NOT (fact_id = ANY(${factIdsParam}::text[]))
-       AND ${factVisible('facts', visibleScopes)}`,
+       AND ${factVisible('facts', visibleScopes)}
+     RETURNING fact_id AS id`,
   );
+  await noteChanges(q, changedIds(namespace, 'FACT', changed.rows));
 }
 
 /**
@@ -319,14 +327,16 @@ export async function closeSuperseded(
   successorId: string,
 ): Promise<void> {
   const atParam = param(at);
-  await run(
+  const changed = await run<{ id: string }>(
     q,
     sql`/* closeSuperseded */
      UPDATE facts SET
        valid_to = CASE WHEN valid_to IS NULL OR valid_to > ${atParam}::timestamptz THEN ${atParam}::timestamptz ELSE valid_to END,
        status = 'SUPERSEDED', superseded_by = ${successorId}
-     WHERE namespace = ${namespace} AND fact_id = ${factId}`,
+     WHERE namespace = ${namespace} AND fact_id = ${factId}
+     RETURNING fact_id AS id`,
   );
+  await noteChanges(q, changedIds(namespace, 'FACT', changed.rows));
 }
 
 /** RETRACTED with the reason; an open interval ends now (never before it started). */
@@ -337,13 +347,15 @@ export async function retractFactRow(
   reason: string,
   now: Date,
 ): Promise<void> {
-  await run(
+  const changed = await run<{ id: string }>(
     q,
     sql`/* retractFactRow */
      UPDATE facts SET status = 'RETRACTED', status_reason = ${reason},
        valid_to = CASE WHEN valid_to IS NULL THEN greatest(${now}::timestamptz, valid_from) ELSE valid_to END
-     WHERE namespace = ${namespace} AND fact_id = ${factId}`,
+     WHERE namespace = ${namespace} AND fact_id = ${factId}
+     RETURNING fact_id AS id`,
   );
+  await noteChanges(q, changedIds(namespace, 'FACT', changed.rows));
 }
 
 /**
@@ -371,6 +383,7 @@ export async function removeObservationEvidence(
      WHERE namespace = ${namespace} AND observation_ids @> ARRAY[${observationIdParam}::text] AND ${factVisible('facts', visibleScopes)}
      RETURNING fact_id AS id, status = 'EVIDENCE_LOST' AND cardinality(observation_ids) = 0 AS lost`,
   );
+  await noteChanges(q, changedIds(namespace, 'FACT', rows));
   const affected = rows.map((r) => r.id).sort();
   const lost = rows
     .filter((r) => r.lost)
@@ -387,11 +400,17 @@ export async function deleteFactsOfEntity(
   visibleScopes: string[] | null,
 ): Promise<string[]> {
   const keyParam = param(key);
-  const { rows } = await run<{ id: string }>(
+  // A removed fact cannot be re-read: its notice carries its own and its endpoints' visibility.
+  const { rows } = await run<{ id: string; subject: string; object: string; vis: (string[] | null)[] }>(
     q,
     sql`/* deleteFactsOfEntity */
      DELETE FROM facts WHERE namespace = ${namespace} AND (subject = ${keyParam} OR object = ${keyParam}) AND ${factVisible('facts', visibleScopes)}
-     RETURNING fact_id AS id`,
+     RETURNING fact_id AS id, subject, object,
+       jsonb_build_array(to_jsonb(visibility),
+         (SELECT to_jsonb(e.visibility) FROM entities e WHERE e.namespace = facts.namespace AND e.key = facts.subject),
+         (SELECT to_jsonb(e.visibility) FROM entities e WHERE e.namespace = facts.namespace AND e.key = facts.object)) AS vis`,
   );
+  const removed = rows.map((r) => ({ id: r.id, vis: r.vis, refs: [r.subject, r.object] }));
+  await noteChanges(q, [{ namespace, kind: 'FACT', ids: [], removed }]);
   return rows.map((r) => r.id).sort();
 }

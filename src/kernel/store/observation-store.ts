@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import { changedIds, noteChanges } from '../change-notice.js';
 import { chunkRecordOf } from './chunk-store.js';
 import { contextualChunkColumns, windowCte } from './context-index-store.js';
 import { param, raw, run, sql } from './sql.js';
@@ -155,6 +156,7 @@ export async function insertObservations(
      ON CONFLICT (namespace, observation_id) DO NOTHING
      RETURNING observation_id AS id`,
   );
+  await noteChanges(q, changedIds(namespace, 'OBSERVATION', inserted));
   return new Set(inserted.map((r) => r.id));
 }
 
@@ -171,6 +173,7 @@ export async function setObservationStatus(
     sql`/* setObservationStatus */
      UPDATE observations SET status = ${status}, status_reason = ${reason} WHERE namespace = ${namespace} AND observation_id = ${observationId}`,
   );
+  await noteChanges(q, changedIds(namespace, 'OBSERVATION', [observationId]));
 }
 
 /** The entity that owns an observation's content chunks: kind `observation`, key = its id. */
@@ -307,6 +310,7 @@ export async function redactObservationRow(
      WHERE o.namespace = ${nsParam} AND o.observation_id = b.observation_id
      RETURNING b.kind, b.status, b."contentBytes", b."dataBytes", b.pii, b.pii_categories AS "piiCategories"`,
   );
+  if (rows[0]) await noteChanges(q, changedIds(namespace, 'OBSERVATION', [observationId]));
   return rows[0] ?? null;
 }
 
@@ -374,5 +378,13 @@ export async function setObservationStatuses(
      UPDATE observations o SET status = r.status, status_reason = r.reason
      FROM jsonb_to_recordset(${payload}::jsonb) AS r(observation_id text, status text, reason text)
      WHERE o.namespace = ${namespace} AND o.observation_id = r.observation_id`,
+  );
+  await noteChanges(
+    q,
+    changedIds(
+      namespace,
+      'OBSERVATION',
+      rows.map((r) => r.observationId),
+    ),
   );
 }

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import type { Database } from '../../db/database.js';
+import { CHANGE_CHANNEL } from '../../db/change-outbox.js';
+import { type Database, type Queryable, forWrites } from '../../db/database.js';
 import { MemgateError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { ChangeFeed, ChangeListener, ChangeNotice } from '../../kernel/change-notice.js';
-import { CHANGE_CHANNEL } from './store/change-notify-store.js';
+import { changesSince, outboxSnapshot, pruneOutbox } from './store/change-outbox-store.js';
 
 /** How many subscriptions may be open at once, per principal and in the whole process. */
 export interface SubscriptionLimits {
@@ -88,10 +89,56 @@ const noticeSchema = z.object({
     .default([]),
 });
 
-/** A notice as the database sent it, or null when it is not one of ours. */
-export function parseNotice(payload: string): ChangeNotice | null {
-  const parsed = noticeSchema.safeParse(safeJson(payload));
+/** An outbox row as a notice, or null when it is not one of ours. */
+export function parseNotice(row: unknown): ChangeNotice | null {
+  const parsed = noticeSchema.safeParse(row);
   return parsed.success ? parsed.data : null;
+}
+
+/** How often a feed reads the outbox without a wake-up (a listener down, another gateway's write missed). */
+const POLL_MS = 1_000;
+/** Outbox rows are kept this long: a feed that could not read for longer loses its place. */
+export const OUTBOX_RETENTION_S = 3_600;
+const PRUNE_MS = 60_000;
+
+/**
+ * Reads what committed since the last read, one read at a time: a wake-up during a read asks for
+ * one more. A failed read (the database unreachable) keeps the place, so the next one catches up.
+ */
+function createOutboxReader(q: Queryable, logger: Logger, deliver: (notice: ChangeNotice) => void) {
+  let snapshot: string | null = null;
+  let reading: Promise<void> | null = null;
+  let again = false;
+  const readOnce = async () => {
+    if (snapshot === null) {
+      snapshot = await outboxSnapshot(q);
+      return;
+    }
+    const read = await changesSince(q, snapshot);
+    snapshot = read.snapshot;
+    for (const row of read.notices) {
+      const notice = parseNotice(row);
+      if (notice) deliver(notice);
+      else logger.warn('ignored a malformed change notice');
+    }
+  };
+  const wake = (): Promise<void> => {
+    if (reading) {
+      again = true;
+      return reading;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        await readOnce().catch((error: unknown) => {
+          logger.warn('could not read the change outbox; retrying', { error: String(error) });
+        });
+      } while (again);
+      reading = null;
+    })();
+    return reading;
+  };
+  return { start: readOnce, wake, settled: () => reading ?? Promise.resolve() };
 }
 
 /** The feed of this database, or undefined when the backend cannot LISTEN. */
@@ -101,13 +148,20 @@ export async function createChangeFeed(
   limits: SubscriptionLimits,
 ): Promise<ChangeFeed | undefined> {
   if (!db.listen) return undefined;
+  const q = forWrites(db);
   const fanOut = createFanOut();
   const admission = createAdmission(limits);
-  const stop = await db.listen(CHANGE_CHANNEL, (payload) => {
-    const notice = parseNotice(payload);
-    if (notice) fanOut.deliver(notice);
-    else logger.warn('ignored a malformed change notice');
-  });
+  const reader = createOutboxReader(q, logger, fanOut.deliver);
+  await reader.start();
+  const stopListening = await db.listen(CHANGE_CHANNEL, () => void reader.wake());
+  const poll = setInterval(() => void reader.wake(), POLL_MS);
+  const prune = setInterval(() => {
+    pruneOutbox(q, OUTBOX_RETENTION_S).catch((error: unknown) => {
+      logger.warn('could not prune the change outbox', { error: String(error) });
+    });
+  }, PRUNE_MS);
+  poll.unref();
+  prune.unref();
   const shutdownHooks = new Set<() => void>();
   const endAll = () => {
     for (const hook of [...shutdownHooks]) hook();
@@ -128,18 +182,14 @@ export async function createChangeFeed(
     get active() {
       return admission.total;
     },
+    catchUp: () => reader.wake(),
     async close() {
+      clearInterval(poll);
+      clearInterval(prune);
       endAll();
       fanOut.clear();
-      await stop();
+      await stopListening();
+      await reader.settled();
     },
   };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }

@@ -4,6 +4,7 @@
  * statement carries the namespace and a visibility predicate.
  */
 import type { Queryable } from '../../../db/database.js';
+import { type WrittenEntity, entityChanges, changedIds, noteChanges } from '../../../kernel/change-notice.js';
 import { type ChunkWrite, chunkRecordOf } from '../../../kernel/store/chunk-store.js';
 import {
   DOCUMENT_LINK_ORIGIN,
@@ -65,7 +66,7 @@ export async function updateLinkFactScopesOf(
       visibility: r.visibility,
     })),
   );
-  await run(
+  const { rows: updated } = await run<{ factId: string }>(
     q,
     sql`/* updateLinkFactScopesOf */
      UPDATE facts f SET source_path = r.source_path, scopes = r.scopes, visibility = r.visibility
@@ -74,7 +75,16 @@ export async function updateLinkFactScopesOf(
        AND f.attributes->>'origin' = ${DOCUMENT_LINK_ORIGIN}
        AND (f.scopes IS DISTINCT FROM r.scopes OR f.visibility IS DISTINCT FROM r.visibility
             OR f.source_path IS DISTINCT FROM r.source_path)
-       AND ${factVisible('f', visibleScopes)}`,
+       AND ${factVisible('f', visibleScopes)}
+     RETURNING f.fact_id AS "factId"`,
+  );
+  await noteChanges(
+    q,
+    changedIds(
+      namespace,
+      'FACT',
+      updated.map((r) => r.factId),
+    ),
   );
 }
 
@@ -127,7 +137,7 @@ export async function writeDocumentBodies(
       pii_categories: r.piiCategories,
     })),
   );
-  await run(
+  const { rows: written } = await run<WrittenEntity>(
     q,
     sql`/* writeDocumentBodies */
      UPDATE entities e SET content = r.content, provenance = r.provenance, meta = r.meta,
@@ -135,8 +145,10 @@ export async function writeDocumentBodies(
        pii_categories = r.pii_categories, updated_at = now()
      FROM jsonb_to_recordset(${payload}::jsonb) AS r(key text, content text, provenance jsonb, meta jsonb,
             content_hash text, scopes text[], visibility text[], pii boolean, pii_categories text[])
-     WHERE e.namespace = ${namespace} AND e.key = r.key AND ${writtenByThisBatch('e', visibleScopes, 'r.visibility')}`,
+     WHERE e.namespace = ${namespace} AND e.key = r.key AND ${writtenByThisBatch('e', visibleScopes, 'r.visibility')}
+     RETURNING e.key, e.kind, e.content_hash IS NOT NULL AS document`,
   );
+  await noteChanges(q, entityChanges(namespace, written));
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/database.js';
+import { type WrittenEntity, entityChanges, changedIds, noteChanges } from '../../../kernel/change-notice.js';
 import { ENTITY_COLUMNS, type EntityRow } from '../../../kernel/store/entity-store.js';
 import { factVisible, visible } from '../../../kernel/store/visibility.js';
 import { param, raw, run, sql } from '../../../kernel/store/sql.js';
@@ -100,13 +101,15 @@ export async function writeDocumentBody(
   namespace: string,
   w: DocumentBodyWrite,
 ): Promise<void> {
-  await run(
+  const { rows } = await run<WrittenEntity>(
     q,
     sql`/* writeDocumentBody */
      UPDATE entities SET content = ${w.content}, provenance = ${w.provenance === undefined || w.provenance === null ? null : JSON.stringify(w.provenance)}::jsonb, meta = ${w.meta}::jsonb, content_hash = ${w.contentHash},
        scopes = ${w.scopes}::text[], visibility = ${w.visibility}::text[], pii = ${w.pii}, pii_categories = ${w.piiCategories}::text[], updated_at = now()
-     WHERE namespace = ${namespace} AND key = ${w.key}`,
+     WHERE namespace = ${namespace} AND key = ${w.key}
+     RETURNING key, kind, content_hash IS NOT NULL AS document`,
   );
+  await noteChanges(q, entityChanges(namespace, rows));
 }
 
 /** The last step of a document written in steps: its hash says its chunks are all in. */
@@ -117,12 +120,14 @@ export async function markDocumentComplete(
   contentHash: string,
   visibleScopes: string[] | null,
 ): Promise<void> {
-  await run(
+  const { rows } = await run<WrittenEntity>(
     q,
     sql`/* markDocumentComplete */
      UPDATE entities e SET content_hash = ${contentHash}
-     WHERE e.namespace = ${namespace} AND e.key = ${key} AND e.content_hash IS NULL AND ${visible('e', visibleScopes)}`,
+     WHERE e.namespace = ${namespace} AND e.key = ${key} AND e.content_hash IS NULL AND ${visible('e', visibleScopes)}
+     RETURNING e.key, e.kind, e.content_hash IS NOT NULL AS document`,
   );
+  await noteChanges(q, entityChanges(namespace, rows));
 }
 
 /** Which of `keys` name an entity the principal can see (placeholders count: they are nodes). */
@@ -164,7 +169,7 @@ export async function insertLinkFacts(
   links: LinkFactWrite[],
 ): Promise<void> {
   if (links.length === 0) return;
-  await run(
+  const { rows } = await run<{ factId: string }>(
     q,
     sql`/* insertLinkFacts */
      INSERT INTO facts (namespace, fact_id, subject, predicate, object, valid_from, evidence, confidence,
@@ -184,7 +189,16 @@ export async function insertLinkFacts(
      )}::jsonb) AS l(fact_id text, subject text, object text, valid_from timestamptz,
             source_path text, scopes text[], visibility text[])
      ON CONFLICT (namespace, fact_id) DO UPDATE SET valid_to = NULL, status = 'ACTIVE',
-       source_path = excluded.source_path, scopes = excluded.scopes, visibility = excluded.visibility`,
+       source_path = excluded.source_path, scopes = excluded.scopes, visibility = excluded.visibility
+     RETURNING fact_id AS "factId"`,
+  );
+  await noteChanges(
+    q,
+    changedIds(
+      namespace,
+      'FACT',
+      rows.map((r) => r.factId),
+    ),
   );
 }
 
@@ -197,12 +211,21 @@ export async function closeLinkFacts(
   visibleScopes: string[] | null,
 ): Promise<void> {
   if (factIds.length === 0) return;
-  await run(
+  const { rows } = await run<{ factId: string }>(
     q,
     sql`/* closeLinkFacts */
      UPDATE facts SET valid_to = greatest(valid_from, ${at}::timestamptz)
      WHERE namespace = ${namespace} AND fact_id = ANY(${factIds}::text[]) AND valid_to IS NULL
-       AND ${factVisible('facts', visibleScopes)}`,
+       AND ${factVisible('facts', visibleScopes)}
+     RETURNING fact_id AS "factId"`,
+  );
+  await noteChanges(
+    q,
+    changedIds(
+      namespace,
+      'FACT',
+      rows.map((r) => r.factId),
+    ),
   );
 }
 
@@ -222,7 +245,7 @@ export async function updateLinkFactScopes(
   const sourcePathParam = param(sourcePath);
   const scopesParam = param(scopes);
   const visibilityParam = param(visibility);
-  await run(
+  const { rows } = await run<{ factId: string }>(
     q,
     sql`/* updateLinkFactScopes */
      UPDATE facts SET source_path = ${sourcePathParam}, scopes = ${scopesParam}::text[], visibility = ${visibilityParam}::text[]
@@ -230,6 +253,15 @@ export async function updateLinkFactScopes(
        AND attributes->>'origin' = ${DOCUMENT_LINK_ORIGIN}
        AND (scopes IS DISTINCT FROM ${scopesParam}::text[] OR visibility IS DISTINCT FROM ${visibilityParam}::text[]
             OR source_path IS DISTINCT FROM ${sourcePathParam})
-       AND ${factVisible('facts', visibleScopes)}`,
+       AND ${factVisible('facts', visibleScopes)}
+     RETURNING fact_id AS "factId"`,
+  );
+  await noteChanges(
+    q,
+    changedIds(
+      namespace,
+      'FACT',
+      rows.map((r) => r.factId),
+    ),
   );
 }

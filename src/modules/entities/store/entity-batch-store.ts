@@ -6,6 +6,7 @@
  * hidden row is reported (`visible` false) and never changed.
  */
 import type { Queryable } from '../../../db/database.js';
+import { type WrittenEntity, entityChanges, noteChanges } from '../../../kernel/change-notice.js';
 import { run, sql } from '../../../kernel/store/sql.js';
 import { visible } from '../../../kernel/store/visibility.js';
 
@@ -80,7 +81,7 @@ export async function insertEntityRows(
       last_seen: r.lastSeen.toISOString(),
     })),
   );
-  const { rows: inserted } = await run<{ key: string }>(
+  const { rows: inserted } = await run<WrittenEntity>(
     q,
     sql`/* insertEntityRows */
      INSERT INTO entities (namespace, key, kind, title, attributes, scopes, visibility, source_path, confidence,
@@ -91,8 +92,9 @@ export async function insertEntityRows(
             visibility text[], source_path text, confidence double precision, origin text, pii boolean,
             pii_categories text[], last_seen timestamptz)
      ON CONFLICT (namespace, key) DO NOTHING
-     RETURNING key`,
+     RETURNING key, kind, content_hash IS NOT NULL AS document`,
   );
+  await noteChanges(q, entityChanges(namespace, inserted));
   return new Set(inserted.map((r) => r.key));
 }
 
@@ -134,7 +136,7 @@ export async function updateEntityRows(
       last_seen: r.lastSeen.toISOString(),
     })),
   );
-  await run(
+  const { rows: updated } = await run<WrittenEntity>(
     q,
     sql`/* updateEntityRows */
      UPDATE entities e SET kind = r.kind, title = r.title, attributes = r.attributes, scopes = r.scopes,
@@ -146,8 +148,10 @@ export async function updateEntityRows(
      FROM jsonb_to_recordset(${payload}::jsonb) AS r(key text, kind text, title text, attributes jsonb,
             scopes text[], visibility text[], source_path text, confidence double precision, pii boolean,
             pii_categories text[], last_seen timestamptz)
-     WHERE e.namespace = ${namespace} AND e.key = r.key AND ${visible('e', visibleScopes)}`,
+     WHERE e.namespace = ${namespace} AND e.key = r.key AND ${visible('e', visibleScopes)}
+     RETURNING e.key, e.kind, e.content_hash IS NOT NULL AS document`,
   );
+  await noteChanges(q, entityChanges(namespace, updated));
 }
 
 export interface EntityVersionRow {

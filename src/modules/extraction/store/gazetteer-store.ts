@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/database.js';
+import { entityChanges, noteChanges, type WrittenEntity } from '../../../kernel/change-notice.js';
 import { run, sql } from '../../../kernel/store/sql.js';
 import { visible } from '../../../kernel/store/visibility.js';
 
@@ -89,7 +90,7 @@ export async function insertNamedPlaceholders(
   rows: readonly PlaceholderWrite[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  await run(
+  const { rows: created } = await run<WrittenEntity>(
     q,
     sql`/* insertNamedPlaceholders */
      INSERT INTO entities (namespace, key, kind, title, scopes, visibility, placeholder)
@@ -98,8 +99,10 @@ export async function insertNamedPlaceholders(
      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
        AS p(key text, kind text, title text, scopes text[], visibility text[])
      ORDER BY p.key
-     ON CONFLICT (namespace, key) DO NOTHING`,
+     ON CONFLICT (namespace, key) DO NOTHING
+     RETURNING key, kind, content_hash IS NOT NULL AS document`,
   );
+  await noteChanges(q, entityChanges(namespace, created));
 }
 
 /**
@@ -113,7 +116,7 @@ export async function fillMissingAttributes(
   visibleScopes: string[] | null,
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  const { rowCount } = await run(
+  const { rows: filled } = await run<WrittenEntity>(
     q,
     sql`/* fillMissingAttributes */
      WITH a AS (
@@ -125,7 +128,9 @@ export async function fillMissingAttributes(
      FROM a
      WHERE e.namespace = ${namespace} AND e.key = a.key AND ${visible('e', visibleScopes)}
        AND NOT (coalesce(e.attributes, '{}'::jsonb) @> a.attrs)
-       AND EXISTS (SELECT 1 FROM jsonb_object_keys(a.attrs) k WHERE NOT coalesce(e.attributes, '{}'::jsonb) ? k)`,
+       AND EXISTS (SELECT 1 FROM jsonb_object_keys(a.attrs) k WHERE NOT coalesce(e.attributes, '{}'::jsonb) ? k)
+     RETURNING e.key, e.kind, e.content_hash IS NOT NULL AS document`,
   );
-  return rowCount;
+  await noteChanges(q, entityChanges(namespace, filled));
+  return filled.length;
 }

@@ -4,6 +4,7 @@
  * and the fact visibility predicate (a fact is visible only with both its endpoints).
  */
 import type { Queryable } from '../../../db/database.js';
+import { changedIds, noteChanges } from '../../../kernel/change-notice.js';
 import type { FactReinforcement, FactRow, FactWrite } from '../../../kernel/store/fact-store.js';
 import { FACT_COLUMNS } from '../../../kernel/store/fact-store.js';
 import { raw, run, sql } from '../../../kernel/store/sql.js';
@@ -155,7 +156,9 @@ export async function insertFactRows(
      ON CONFLICT (namespace, fact_id) DO NOTHING
      RETURNING fact_id AS id`,
   );
-  return new Set(rows.map((r) => r.id));
+  const ids = rows.map((r) => r.id);
+  await noteChanges(q, changedIds(namespace, 'FACT', ids));
+  return new Set(ids);
 }
 
 /** Applies every reinforcement in one statement (only facts the writer can see change). */
@@ -180,7 +183,7 @@ export async function reinforceFactRows(
       status: r.status,
     })),
   );
-  await run(
+  const { rows: updated } = await run<{ factId: string }>(
     q,
     sql`/* reinforceFactRows */
      UPDATE facts f SET observation_ids = r.observation_ids, confidence = r.confidence, evidence = r.evidence,
@@ -190,6 +193,15 @@ export async function reinforceFactRows(
      FROM jsonb_to_recordset(${payload}::jsonb) AS r(fact_id text, observation_ids text[],
             confidence double precision, evidence text, scopes text[], visibility text[], attributes jsonb,
             source_path text, supersedes text, status text)
-     WHERE f.namespace = ${namespace} AND f.fact_id = r.fact_id AND ${factVisible('f', visibleScopes)}`,
+     WHERE f.namespace = ${namespace} AND f.fact_id = r.fact_id AND ${factVisible('f', visibleScopes)}
+     RETURNING f.fact_id AS "factId"`,
+  );
+  await noteChanges(
+    q,
+    changedIds(
+      namespace,
+      'FACT',
+      updated.map((r) => r.factId),
+    ),
   );
 }

@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '../../../db/database.js';
+import { changedIds, noteChanges } from '../../../kernel/change-notice.js';
 import type {
   ObservationChunkWrite,
   ObservationNodeWrite,
@@ -95,6 +96,8 @@ export async function insertObservationsBulk(
      SELECT observation_id AS id FROM inserted`,
   );
   const ids = rows.map((r) => r.id);
+  // Their node entities (kind 'observation') are announced as these observations.
+  await noteChanges(tx, changedIds(namespace, 'OBSERVATION', ids));
   if (chunks.length > 0 && ids.length > 0) {
     // A statement of its own: the contextual text reads the batch's observations, which a CTE
     // of the statement that inserts them could not see.

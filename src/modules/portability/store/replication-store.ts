@@ -10,7 +10,11 @@ import { ident, join, run, sql } from '../../../kernel/store/sql.js';
  * `format(%I, %L)`, never through text built here.
  */
 
-/** The tables whose rows belong to one namespace: every table of the schema whose primary key starts with `namespace`. */
+/**
+ * The tables whose rows belong to one namespace: every table of the schema whose primary key
+ * starts with `namespace`, but the change outbox, whose rows name the source's transaction ids
+ * (the target's subscribers hear of the namespace's changes from its own writes).
+ */
 export async function tenantTables(q: Queryable): Promise<string[]> {
   const { rows } = await run<{ name: string }>(
     q,
@@ -19,7 +23,7 @@ export async function tenantTables(q: Queryable): Promise<string[]> {
      JOIN pg_class c ON c.oid = i.indrelid AND c.relkind = 'r'
      JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema()
      JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
-     WHERE i.indisprimary AND a.attname = 'namespace'
+     WHERE i.indisprimary AND a.attname = 'namespace' AND c.relname <> 'change_outbox'
      ORDER BY c.relname`,
   );
   return rows.map((r) => r.name);

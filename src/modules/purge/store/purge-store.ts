@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/database.js';
+import { noteChanges } from '../../../kernel/change-notice.js';
 import { type Param, param, run, type SqlFragment, sql } from '../../../kernel/store/sql.js';
 import { factVisible, visible } from '../../../kernel/store/visibility.js';
 
@@ -86,14 +87,26 @@ export async function deleteEntityRows(
   key: string,
   visibleScopes: string[] | null,
 ): Promise<PurgedEntity | null> {
-  const { rows } = await run<{ kind: string; title: string; placeholder: boolean }>(
+  const { rows } = await run<{
+    kind: string;
+    title: string;
+    placeholder: boolean;
+    visibility: string[];
+    document: boolean;
+  }>(
     q,
     sql`/* deleteEntity */
      DELETE FROM entities e WHERE e.namespace = ${namespace} AND e.key = ${key} AND ${visible('e', visibleScopes)}
-     RETURNING e.kind, e.title, e.placeholder`,
+     RETURNING e.kind, e.title, e.placeholder, e.visibility, e.content_hash IS NOT NULL AS document`,
   );
-  const entity = rows[0];
-  if (!entity) return null;
+  const deleted = rows[0];
+  if (!deleted) return null;
+  const { visibility, document, ...entity } = deleted;
+  // An observation's node is announced as its observation, never as an entity.
+  if (entity.kind !== 'observation') {
+    const removed = [{ id: key, vis: [visibility], refs: [key] }];
+    await noteChanges(q, [{ namespace, kind: document ? 'DOCUMENT' : 'ENTITY', ids: [], removed }]);
+  }
   const versions = await run(
     q,
     sql`/* deleteEntityVersions */ DELETE FROM entity_versions WHERE namespace = ${namespace} AND key = ${key}`,

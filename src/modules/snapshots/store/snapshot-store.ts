@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/database.js';
+import { entityChanges, changedIds, noteChanges, type WrittenEntity } from '../../../kernel/change-notice.js';
 import { FACT_COLUMNS, type FactRow } from '../../../kernel/store/fact-store.js';
 import { param, raw, run, sql } from '../../../kernel/store/sql.js';
 import { factVisible, visible } from '../../../kernel/store/visibility.js';
@@ -94,15 +95,17 @@ export async function stampSnapshotEntities(
   const scopeParam = param(scope);
   const snapshotIdParam = param(snapshotId);
   const observedAtParam = param(observedAt);
-  await run(
+  const { rows } = await run<WrittenEntity>(
     q,
     sql`/* stampSnapshotEntities */
      UPDATE entities SET snapshot_scope = ${scopeParam}, snapshot_id = ${snapshotIdParam}, stale = false,
        last_seen = greatest(last_seen, ${observedAtParam}::timestamptz)
      WHERE namespace = ${namespace} AND key = ANY(${keys}::text[])
        AND (snapshot_scope IS DISTINCT FROM ${scopeParam} OR snapshot_id IS DISTINCT FROM ${snapshotIdParam} OR stale
-            OR last_seen IS NULL OR last_seen < ${observedAtParam}::timestamptz)`,
+            OR last_seen IS NULL OR last_seen < ${observedAtParam}::timestamptz)
+     RETURNING key, kind, content_hash IS NOT NULL AS document`,
   );
+  await noteChanges(q, entityChanges(namespace, rows));
 }
 
 /**
@@ -117,14 +120,15 @@ export async function markScopeEntitiesStale(
   snapshotId: string,
   visibleScopes: string[] | null,
 ): Promise<string[]> {
-  const { rows } = await run<{ key: string }>(
+  const { rows } = await run<WrittenEntity>(
     q,
     sql`/* markScopeEntitiesStale */
      UPDATE entities SET stale = true, snapshot_id = ${snapshotId}, updated_at = now()
      WHERE namespace = ${namespace} AND snapshot_scope = ${scope} AND NOT stale AND key <> ALL(${listed}::text[])
        AND ${visible('entities', visibleScopes)}
-     RETURNING key`,
+     RETURNING key, kind, content_hash IS NOT NULL AS document`,
   );
+  await noteChanges(q, entityChanges(namespace, rows));
   return rows.map((r) => r.key).sort(byCodeUnit);
 }
 
@@ -181,15 +185,17 @@ export async function stampSnapshotFacts(
   const payload = JSON.stringify(
     stamps.map((s) => ({ fact_id: s.factId, attributes: s.attributes, fresh: s.fresh })),
   );
-  await run(
+  const { rows } = await run<{ id: string }>(
     q,
     sql`/* stampSnapshotFacts */
      UPDATE facts f SET snapshot_scope = ${scope}, snapshot_id = ${snapshotId},
        attributes = coalesce(r.attributes, f.attributes)
      FROM jsonb_to_recordset(${payload}::jsonb) AS r(fact_id text, attributes jsonb, fresh boolean)
      WHERE f.namespace = ${namespace} AND f.fact_id = r.fact_id
-       AND (r.fresh OR ${factVisible('f', visibleScopes)})`,
+       AND (r.fresh OR ${factVisible('f', visibleScopes)})
+     RETURNING f.fact_id AS id`,
   );
+  await noteChanges(q, changedIds(namespace, 'FACT', rows));
 }
 
 /** Ends the validity of facts a snapshot dropped at the snapshot's time (history is kept). */
@@ -210,6 +216,7 @@ export async function closeSnapshotFacts(
        AND ${factVisible('facts', visibleScopes)}
      RETURNING fact_id AS id`,
   );
+  await noteChanges(q, changedIds(namespace, 'FACT', rows));
   return rows.map((r) => r.id).sort(byCodeUnit);
 }
 
