@@ -83,8 +83,9 @@ export function renderMarkdown(r: BenchResult): string {
     out.push('', '### Gateway overhead (one client, the captured requests)', '');
     out.push(
       "Overhead = end-to-end latency ÷ the same request's SQL statements replayed one after another on the driver " +
-        '(no GraphQL, no services), per request of the set the SQL floor captured (every distinct request of the ' +
-        'latency runs, end to end timed while captured, replayed after one warm-up pass); medians over the set. ' +
+        '(no GraphQL, no services), per captured request (every distinct request of the latency runs, timed end ' +
+        'to end while captured, replayed after one warm-up pass; on native PostgreSQL the SQL floor above replays ' +
+        'the same set); medians over the set. ' +
         '"SQL in flight" is the wall time during which the request had a statement running, measured in the ' +
         'gateway: on PostgreSQL channels run concurrently, so it can be far below the replayed sum and the first ' +
         'ratio can fall under 1×.',
