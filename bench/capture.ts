@@ -1,6 +1,6 @@
 /**
- * The gateway-overhead floor: a Database view that records the statements one request runs,
- * so they can be replayed straight on the driver (no GraphQL, no services) and timed. Only the
+ * A Database view that records the statements one request runs, so they can be replayed
+ * straight on the driver (no GraphQL, no services) and timed: see floor-replay.ts. Only the
  * benchmark's gateway process uses it; recording is off unless a capture is open.
  */
 import type { Database, Queryable } from '../src/db/database.js';
@@ -24,22 +24,12 @@ export interface CaptureSummary {
   wallMs: number;
 }
 
-export interface ReplayResult {
-  /** Sum of the statements' times, one entry per repetition (ms). */
-  totals: number[];
-  statements: number;
-  /** Statements that failed on replay (e.g. re-inserting a row the request created). */
-  errors: number;
-  /** Median time per statement name over the repetitions, slowest first. */
-  byName: { name: string; ms: number }[];
-}
-
 export class StatementCapture {
   readonly db: Database;
   private recording: CapturedStatement[] | null = null;
   private last: CapturedStatement[] = [];
 
-  constructor(private readonly raw: Database) {
+  constructor(raw: Database) {
     const record = <T>(
       sql: string,
       params: readonly unknown[] | undefined,
@@ -101,38 +91,9 @@ export class StatementCapture {
     };
   }
 
-  /** The last capture's statements in the order they were issued (the peer bench's floor). */
+  /** The last capture's statements in the order they were issued (the floor's, the peer bench's). */
   statements(): readonly CapturedStatement[] {
     return [...this.last].sort((a, b) => a.start - b.start);
-  }
-
-  /** Runs the last capture's statements one after another on the raw driver, `repeats` times. */
-  async replay(repeats: number): Promise<ReplayResult> {
-    const totals: number[] = [];
-    const perName = new Map<string, number[]>();
-    let errors = 0;
-    for (let r = 0; r < repeats; r++) {
-      let total = 0;
-      for (const s of this.last) {
-        const started = performance.now();
-        try {
-          await this.raw.query(s.sql, s.params);
-        } catch {
-          if (r === 0) errors++;
-        }
-        const ms = performance.now() - started;
-        total += ms;
-        const name = statementName(s.sql);
-        const list = perName.get(name) ?? [];
-        list.push(ms);
-        perName.set(name, list);
-      }
-      totals.push(total);
-    }
-    const byName = [...perName.entries()]
-      .map(([name, list]) => ({ name, ms: list.reduce((a, b) => a + b, 0) / Math.max(1, repeats) }))
-      .sort((a, b) => b.ms - a.ms);
-    return { totals, statements: this.last.length, errors, byName };
   }
 }
 

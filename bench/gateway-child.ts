@@ -1,7 +1,7 @@
 /**
  * The gateway under test, in its own process (so its RSS is its own): the real app and HTTP
  * server (`src/app.ts`, `src/http.ts`) on 127.0.0.1:0 over the run's throwaway database, with
- * SQL tracing on. The parent talks to it over IPC: statement capture and replay (the overhead
+ * SQL tracing on. The parent talks to it over IPC: statement capture and replay (the SQL
  * floor), a few SQL reads (counts, sizes), memory, stop. Started with MEMGATE_BENCH_MODEL_URL,
  * it can also serve as a gateway with an OpenAI-compatible model configured at that URL, and
  * run that gateway's model-extraction worker on request.
@@ -30,13 +30,18 @@ import { ExtractionWorker } from '../src/modules/extraction/index.js';
 import { llmFor } from '../src/providers/llm.js';
 import { type Gateway, createGateway } from '../src/server.js';
 import { StatementCapture } from './capture.js';
+import { FloorReplay } from './floor-replay.js';
 import { type Location, pgliteDir } from './database.js';
 
 export type ChildRequest =
   | { type: 'capture-start' }
-  | { type: 'capture-stop' }
+  /** `keep`: the request's statements join the floor's set (floor-replay.ts). */
+  | { type: 'capture-stop'; keep?: boolean }
   | { type: 'captured-statements' }
-  | { type: 'replay'; repeats: number }
+  | { type: 'floor-clear' }
+  /** Every kept request replayed once, one after another. */
+  | { type: 'floor-replay-each' }
+  | { type: 'floor-throughput'; concurrency: number; durationMs: number }
   | { type: 'query'; sql: string; params?: unknown[] }
   | { type: 'memory' }
   /**
@@ -87,6 +92,7 @@ const raw: Database =
     ? await openPglite({ dataDir: pgliteDir(location.dir) })
     : await openPostgres({ connectionString: location.url, statementTimeoutMs: 15_000 });
 const capture = new StatementCapture(raw);
+const floor = new FloorReplay(raw);
 const config = parseConfig({
   MEMGATE_TRACE_SQL: '1',
   MEMGATE_LOG_LEVEL: 'warn',
@@ -208,12 +214,20 @@ async function handle(request: ChildRequest): Promise<unknown> {
     case 'capture-start':
       capture.start();
       return null;
-    case 'capture-stop':
-      return capture.stop();
+    case 'capture-stop': {
+      const summary = capture.stop();
+      if (request.keep) floor.keep(capture.statements());
+      return summary;
+    }
     case 'captured-statements':
       return capture.statements();
-    case 'replay':
-      return capture.replay(request.repeats);
+    case 'floor-clear':
+      floor.clear();
+      return null;
+    case 'floor-replay-each':
+      return floor.replayEach();
+    case 'floor-throughput':
+      return floor.throughput(request.concurrency, request.durationMs);
     case 'query':
       return (await raw.query(request.sql, request.params)).rows;
     case 'memory':

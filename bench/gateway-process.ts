@@ -3,8 +3,9 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { CaptureSummary, ReplayResult } from './capture.js';
+import type { CaptureSummary } from './capture.js';
 import type { Location } from './database.js';
+import type { RequestReplay, ThroughputReplay } from './floor-replay.js';
 import type { ChildMemory, ChildRequest, ExtractionDrain, ObservabilityMode } from './gateway-child.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -15,10 +16,16 @@ export interface GatewayProcess {
   startMs: number;
   startMemory: ChildMemory;
   captureStart(): Promise<void>;
-  captureStop(): Promise<CaptureSummary>;
+  /** `keep`: the captured statements join the set the SQL floor replays. */
+  captureStop(keep?: boolean): Promise<CaptureSummary>;
   /** The statements of the last capture, with their parameters, in the order issued. */
   capturedStatements(): Promise<{ sql: string; params: unknown[] }[]>;
-  replay(repeats: number): Promise<ReplayResult>;
+  /** Empties the floor's set of kept requests. */
+  floorClear(): Promise<void>;
+  /** Every kept request replayed once, one after another, in the order kept. */
+  floorReplayEach(): Promise<RequestReplay[]>;
+  /** `concurrency` workers replaying kept requests round robin for `durationMs`. */
+  floorThroughput(concurrency: number, durationMs: number): Promise<ThroughputReplay>;
   query<R>(sql: string, params?: unknown[]): Promise<R[]>;
   memory(): Promise<ChildMemory>;
   /** Metrics and tracing on or off (a gateway started with MEMGATE_BENCH_OBSERVABILITY=1). */
@@ -109,9 +116,12 @@ export async function startGateway(
     startMs: performance.now() - started,
     startMemory,
     captureStart: () => ask<void>({ type: 'capture-start' }),
-    captureStop: () => ask<CaptureSummary>({ type: 'capture-stop' }),
+    captureStop: (keep) => ask<CaptureSummary>({ type: 'capture-stop', ...(keep ? { keep } : {}) }),
     capturedStatements: () => ask<{ sql: string; params: unknown[] }[]>({ type: 'captured-statements' }),
-    replay: (repeats) => ask<ReplayResult>({ type: 'replay', repeats }),
+    floorClear: () => ask<void>({ type: 'floor-clear' }),
+    floorReplayEach: () => ask<RequestReplay[]>({ type: 'floor-replay-each' }),
+    floorThroughput: (concurrency, durationMs) =>
+      ask<ThroughputReplay>({ type: 'floor-throughput', concurrency, durationMs }),
     query: (sql, params) => ask({ type: 'query', sql, params }),
     memory: () => ask<ChildMemory>({ type: 'memory' }),
     observability: (mode) => ask<void>({ type: 'observability', mode }),

@@ -79,12 +79,16 @@ export function renderMarkdown(r: BenchResult): string {
       ),
     );
 
-    out.push('', '### Gateway overhead (one client, the same request repeated)', '');
+    out.push(...renderFloor(r));
+    out.push('', '### Gateway overhead (one client, the captured requests)', '');
     out.push(
-      'Overhead = end-to-end latency ÷ the same SQL statements replayed one after another on the driver ' +
-        '(no GraphQL, no services). "SQL in flight" is the wall time during which the request had a statement ' +
-        'running, measured in the gateway: on PostgreSQL channels run concurrently, so it can be far below the ' +
-        'replayed sum and the first ratio can fall under 1×.',
+      "Overhead = end-to-end latency ÷ the same request's SQL statements replayed one after another on the driver " +
+        '(no GraphQL, no services), per captured request (every distinct request of the latency runs, timed end ' +
+        'to end while captured, replayed after one warm-up pass; on native PostgreSQL the SQL floor above replays ' +
+        'the same set); medians over the set. ' +
+        '"SQL in flight" is the wall time during which the request had a statement running, measured in the ' +
+        'gateway: on PostgreSQL channels run concurrently, so it can be far below the replayed sum and the first ' +
+        'ratio can fall under 1×.',
       '',
     );
     out.push(
@@ -110,7 +114,7 @@ export function renderMarkdown(r: BenchResult): string {
             f.overhead!.wallRatio != null ? `${round(f.overhead!.wallRatio)}×` : '–',
             f.overhead!.statements,
             f.overhead!.slowest.map((s) => `${s.name} ${ms(s.ms)}`).join(', ') +
-              (f.overhead!.replayErrors ? ` (${f.overhead!.replayErrors} not replayable)` : ''),
+              (f.overhead!.replayErrors ? ` (${f.overhead!.replayErrors} replayed statements failed)` : ''),
           ]),
       ),
     );
@@ -297,6 +301,64 @@ export function renderMarkdown(r: BenchResult): string {
     for (const s of r.skipped) out.push(`- \`${s.name}\`: ${s.reason}`);
   }
   return `${out.join('\n')}\n`;
+}
+
+/** memgate ÷ SQL floor: the reads' latency and throughput against their own statements replayed. */
+function renderFloor(r: BenchResult): string[] {
+  const out = ['', '### memgate ÷ SQL floor', ''];
+  const floors = r.reads.filter((f) => f.floor);
+  if (r.meta.backend !== 'postgres' || floors.length === 0) {
+    out.push(
+      r.meta.backend === 'postgres'
+        ? 'Not measured in this run.'
+        : 'Not measured on PGlite: the SQL floor is measured on native PostgreSQL only (`--backend postgres`).',
+    );
+    return out;
+  }
+  const x = (v: number | null) => (v === null ? '–' : `${round(v)}×`);
+  out.push(
+    "SQL floor = each request's own SQL statements, captured from the gateway while it served the distinct " +
+      "requests of this run's latency runs, replayed on the gateway's driver (`openPostgres`: the same pool, " +
+      "prepared statements and generic-plan connections) with no GraphQL and no services. A request's " +
+      'statements are replayed one after another in the order the gateway issued them, also those that ran ' +
+      'concurrently in the gateway. After one warm-up pass over the set: p50 = the median over the requests of ' +
+      'the sum of their statement times, one at a time; req/s = that many workers replaying whole requests ' +
+      "round robin over the set, each run as long as memgate's run at that concurrency (median over runs). " +
+      'Ratios are memgate ÷ floor: above 1× for latency and below 1× for req/s is what the gateway costs.',
+    '',
+  );
+  out.push(
+    table(
+      [
+        'operation',
+        'p50 1 client: memgate ms',
+        'floor ms',
+        'ratio',
+        'req/s: clients',
+        'memgate',
+        'floor',
+        'ratio',
+        'statements/request',
+        'requests',
+      ],
+      floors.map((f) => {
+        const fl = f.floor!;
+        return [
+          f.title,
+          ms(fl.memgateP50),
+          ms(fl.p50),
+          x(fl.p50Ratio),
+          fl.concurrency ?? '–',
+          fl.memgateRps == null ? '–' : int(fl.memgateRps),
+          fl.rps == null ? '–' : int(fl.rps),
+          x(fl.throughputRatio),
+          `${round(fl.statementsPerRequest)} (max ${fl.statementsMax})`,
+          fl.requests + (fl.replayErrors ? ` (${fl.replayErrors} replayed statements failed)` : ''),
+        ];
+      }),
+    ),
+  );
+  return out;
 }
 
 function topPhases(r: BenchResult): string {

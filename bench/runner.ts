@@ -28,6 +28,7 @@ import {
   measureObservability,
   startOtlpSink,
 } from './observability-overhead.js';
+import { type ReadFloor, measureReadFloor } from './read-floor.js';
 import { type Latency, latency, median } from './stats.js';
 import {
   type Drained,
@@ -85,25 +86,42 @@ export interface ReadRun {
    * database; unlike latency it does not grow when other processes compete for the cores.
    */
   cpuMsPerRequest: number;
-  perRun: { requests: number; rps: number; p50: number; p95: number; p99: number; cpuMsPerRequest: number }[];
+  perRun: {
+    requests: number;
+    /** How long the run took (the floor's throughput replays for as long). */
+    wallMs: number;
+    rps: number;
+    p50: number;
+    p95: number;
+    p99: number;
+    cpuMsPerRequest: number;
+  }[];
 }
 
+/**
+ * The gateway's overhead over its SQL, per request of the set the floor captured (read-floor.ts):
+ * medians over those requests.
+ */
 export interface Overhead {
+  /** Requests captured (the distinct requests of the latency run). */
   samples: number;
-  /** Median over samples of the median end-to-end time of the same request (ms). */
+  /** Median end-to-end time of a captured request, timed while it was captured (ms). */
   e2eMs: number;
-  /** Median over samples of the median time of its statements replayed on the driver (ms). */
+  /** Median sum of a request's statements replayed one after another on the driver, warm (ms). */
   sqlMs: number;
+  /** Median over requests of end to end ÷ replayed SQL. */
   ratio: number;
   /**
-   * Median over samples of the wall time during which the request had a statement in flight,
-   * measured in the gateway (on PostgreSQL channels overlap, so this is below the replayed sum).
+   * Median wall time during which the request had a statement in flight, measured in the
+   * gateway (on PostgreSQL channels overlap, so this is below the replayed sum).
    */
   sqlWallMs: number;
   /** End to end ÷ that in-request SQL wall time: what the gateway adds on the critical path. */
   wallRatio: number;
   statements: number;
+  /** Statements that failed on replay (warm-up and measured pass). */
   replayErrors: number;
+  /** Statement names by their median time within a request on replay, slowest first. */
   slowest: { name: string; ms: number }[];
 }
 
@@ -116,6 +134,8 @@ export interface ReadFigure {
   gatewaySqlMs: number | null;
   concurrency: ReadRun[];
   overhead: Overhead | null;
+  /** memgate ÷ its SQL floor (native PostgreSQL only; absent on PGlite). */
+  floor?: ReadFloor;
 }
 
 export interface IngestFigure {
@@ -509,6 +529,8 @@ async function runRead(
   const statements: number[] = [];
   const gatewaySql: number[] = [];
   const concurrency: ReadRun[] = [];
+  // The requests the runs sent: the floor captures the same ones.
+  const sent: number[] = [];
   for (const c of scenario.concurrency ?? options.concurrency) {
     const perRun: ReadRun['perRun'] = [];
     let errors = 0;
@@ -520,7 +542,10 @@ async function runRead(
         concurrency: c,
         requests,
         maxMs: options.quick ? 1_500 : 10_000,
-        body: (i) => body(r * 7919 + i),
+        body: (i) => {
+          sent.push(r * 7919 + i);
+          return body(r * 7919 + i);
+        },
       });
       const cpuMs = (await ctx.gateway.memory()).cpuMs - cpuBefore;
       errors += result.errors;
@@ -529,6 +554,7 @@ async function runRead(
       const l = latency(result.latencies);
       perRun.push({
         requests: result.latencies.length,
+        wallMs: result.wallMs,
         rps: (result.latencies.length / result.wallMs) * 1000,
         p50: l.p50,
         p95: l.p95,
@@ -556,10 +582,8 @@ async function runRead(
     );
   }
 
-  const overhead = await measureOverhead(scenario, ctx, options.quick ? 2 : 10, options.quick ? 3 : 7);
-  log(
-    `  ${scenario.name} overhead: ${overhead.e2eMs.toFixed(2)} ms end to end / ${overhead.sqlMs.toFixed(2)} ms SQL = ${overhead.ratio.toFixed(2)}×`,
-  );
+  const { floor, overhead } = await measureReadFloor(scenario, ctx, sent, concurrency);
+  logFloor(scenario.name, overhead, floor, log);
   return {
     name: scenario.name,
     title: scenario.title,
@@ -568,68 +592,22 @@ async function runRead(
     gatewaySqlMs: gatewaySql.length ? median(gatewaySql) : null,
     concurrency,
     overhead,
+    ...(floor ? { floor } : {}),
   };
 }
 
-/**
- * For a few requests: capture the statements the gateway runs, time the same request end to
- * end `repeats` times, replay its statements on the driver `repeats` times; ratio of medians.
- */
-async function measureOverhead(
-  scenario: ReadScenario,
-  ctx: ScenarioContext,
-  samples: number,
-  repeats: number,
-): Promise<Overhead> {
-  const e2e: number[] = [];
-  const sql: number[] = [];
-  const sqlWall: number[] = [];
-  const ratios: number[] = [];
-  const wallRatios: number[] = [];
-  const counts: number[] = [];
-  let replayErrors = 0;
-  const slowest = new Map<string, number[]>();
-  for (let s = 0; s < samples; s++) {
-    const variables = scenario.variables(ctx.ds, 5000 + s * 31);
-    await ctx.gql(scenario.document, variables); // warm: caches, plans, loaders' code paths
-    const times: number[] = [];
-    const walls: number[] = [];
-    for (let r = 0; r < repeats; r++) {
-      await ctx.gateway.captureStart();
-      const t = performance.now();
-      await ctx.gql(scenario.document, variables);
-      times.push(performance.now() - t);
-      const summary = await ctx.gateway.captureStop();
-      walls.push(summary.wallMs);
-      if (r === 0) counts.push(summary.statements);
-    }
-    // The last request's statements, one after another on the driver.
-    const replay = await ctx.gateway.replay(repeats);
-    replayErrors += replay.errors;
-    for (const { name, ms } of replay.byName) slowest.set(name, [...(slowest.get(name) ?? []), ms]);
-    const e = median(times);
-    const q = median(replay.totals);
-    const w = median(walls);
-    e2e.push(e);
-    sql.push(q);
-    sqlWall.push(w);
-    ratios.push(q > 0 ? e / q : Number.NaN);
-    wallRatios.push(w > 0 ? e / w : Number.NaN);
-  }
-  return {
-    samples,
-    e2eMs: median(e2e),
-    sqlMs: median(sql),
-    ratio: median(ratios),
-    sqlWallMs: median(sqlWall),
-    wallRatio: median(wallRatios),
-    statements: median(counts),
-    replayErrors,
-    slowest: [...slowest.entries()]
-      .map(([name, list]) => ({ name, ms: median(list) }))
-      .sort((a, b) => b.ms - a.ms)
-      .slice(0, 3),
-  };
+function logFloor(name: string, overhead: Overhead, floor: ReadFloor | null, log: Log): void {
+  const x = (v: number | null) => (v === null ? '–' : `${v.toFixed(2)}×`);
+  log(
+    `  ${name} overhead (${overhead.samples} requests): ${overhead.e2eMs.toFixed(2)} ms end to end / ${overhead.sqlMs.toFixed(2)} ms SQL replayed = ${overhead.ratio.toFixed(2)}×` +
+      (overhead.replayErrors ? `; ${overhead.replayErrors} replayed statements FAILED` : ''),
+  );
+  if (floor)
+    log(
+      `  ${name} ÷ SQL floor: p50 ${floor.memgateP50?.toFixed(2) ?? '–'} / ${floor.p50.toFixed(2)} ms = ${x(floor.p50Ratio)}; ` +
+        `c${floor.concurrency ?? '–'} ${floor.memgateRps?.toFixed(0) ?? '–'} / ${floor.rps?.toFixed(0) ?? '–'} req/s = ${x(floor.throughputRatio)}` +
+        (floor.firstReplayError ? `; first replay error: ${floor.firstReplayError}` : ''),
+    );
 }
 
 /** Timed batches per ingest figure, and per scenario measured in rounds against a baseline. */

@@ -60,6 +60,24 @@ export function renderSummary(results: BenchResult[]): string {
     out.push(`| ${title} | ${cells.join(' | ')} |`);
   }
 
+  if (rs.some((r) => r.reads.some((f) => f.floor))) {
+    out.push(
+      '',
+      'memgate ÷ SQL floor (native PostgreSQL): p50 at one client (req/s at 32 clients):',
+      '',
+      ...head('operation'),
+    );
+    for (const { name, title } of names) {
+      const cells = rs.map((r) => {
+        const f = r.reads.find((x) => x.name === name)?.floor;
+        if (!f) return '–';
+        const x = (v: number | null) => (v === null ? '–' : `${round(v)}×`);
+        return `${x(f.p50Ratio)} (${x(f.throughputRatio)})`;
+      });
+      out.push(`| ${title} | ${cells.join(' | ')} |`);
+    }
+  }
+
   const ingestNames: { name: string; title: string; unit: string }[] = [];
   for (const r of rs)
     for (const f of r.ingest) if (!ingestNames.some((n) => n.name === f.name)) ingestNames.push(f);
