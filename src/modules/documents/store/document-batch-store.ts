@@ -66,7 +66,7 @@ export async function updateLinkFactScopesOf(
       visibility: r.visibility,
     })),
   );
-  const { rows: updated } = await run<{ factId: string }>(
+  const { rows: updated } = await run<{ id: string }>(
     q,
     sql`/* updateLinkFactScopesOf */
      UPDATE facts f SET source_path = r.source_path, scopes = r.scopes, visibility = r.visibility
@@ -76,16 +76,9 @@ export async function updateLinkFactScopesOf(
        AND (f.scopes IS DISTINCT FROM r.scopes OR f.visibility IS DISTINCT FROM r.visibility
             OR f.source_path IS DISTINCT FROM r.source_path)
        AND ${factVisible('f', visibleScopes)}
-     RETURNING f.fact_id AS "factId"`,
+     RETURNING f.fact_id AS id`,
   );
-  await noteChanges(
-    q,
-    changedIds(
-      namespace,
-      'FACT',
-      updated.map((r) => r.factId),
-    ),
-  );
+  await noteChanges(q, changedIds(namespace, 'FACT', updated));
 }
 
 /**

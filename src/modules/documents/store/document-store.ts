@@ -169,7 +169,7 @@ export async function insertLinkFacts(
   links: LinkFactWrite[],
 ): Promise<void> {
   if (links.length === 0) return;
-  const { rows } = await run<{ factId: string }>(
+  const { rows } = await run<{ id: string }>(
     q,
     sql`/* insertLinkFacts */
      INSERT INTO facts (namespace, fact_id, subject, predicate, object, valid_from, evidence, confidence,
@@ -190,16 +190,9 @@ export async function insertLinkFacts(
             source_path text, scopes text[], visibility text[])
      ON CONFLICT (namespace, fact_id) DO UPDATE SET valid_to = NULL, status = 'ACTIVE',
        source_path = excluded.source_path, scopes = excluded.scopes, visibility = excluded.visibility
-     RETURNING fact_id AS "factId"`,
+     RETURNING fact_id AS id`,
   );
-  await noteChanges(
-    q,
-    changedIds(
-      namespace,
-      'FACT',
-      rows.map((r) => r.factId),
-    ),
-  );
+  await noteChanges(q, changedIds(namespace, 'FACT', rows));
 }
 
 /** Ends links a rewrite no longer lists: `validTo` is set, nothing is deleted (history stays). */
@@ -211,22 +204,15 @@ export async function closeLinkFacts(
   visibleScopes: string[] | null,
 ): Promise<void> {
   if (factIds.length === 0) return;
-  const { rows } = await run<{ factId: string }>(
+  const { rows } = await run<{ id: string }>(
     q,
     sql`/* closeLinkFacts */
      UPDATE facts SET valid_to = greatest(valid_from, ${at}::timestamptz)
      WHERE namespace = ${namespace} AND fact_id = ANY(${factIds}::text[]) AND valid_to IS NULL
        AND ${factVisible('facts', visibleScopes)}
-     RETURNING fact_id AS "factId"`,
+     RETURNING fact_id AS id`,
   );
-  await noteChanges(
-    q,
-    changedIds(
-      namespace,
-      'FACT',
-      rows.map((r) => r.factId),
-    ),
-  );
+  await noteChanges(q, changedIds(namespace, 'FACT', rows));
 }
 
 /**
@@ -245,7 +231,7 @@ export async function updateLinkFactScopes(
   const sourcePathParam = param(sourcePath);
   const scopesParam = param(scopes);
   const visibilityParam = param(visibility);
-  const { rows } = await run<{ factId: string }>(
+  const { rows } = await run<{ id: string }>(
     q,
     sql`/* updateLinkFactScopes */
      UPDATE facts SET source_path = ${sourcePathParam}, scopes = ${scopesParam}::text[], visibility = ${visibilityParam}::text[]
@@ -254,14 +240,7 @@ export async function updateLinkFactScopes(
        AND (scopes IS DISTINCT FROM ${scopesParam}::text[] OR visibility IS DISTINCT FROM ${visibilityParam}::text[]
             OR source_path IS DISTINCT FROM ${sourcePathParam})
        AND ${factVisible('facts', visibleScopes)}
-     RETURNING fact_id AS "factId"`,
+     RETURNING fact_id AS id`,
   );
-  await noteChanges(
-    q,
-    changedIds(
-      namespace,
-      'FACT',
-      rows.map((r) => r.factId),
-    ),
-  );
+  await noteChanges(q, changedIds(namespace, 'FACT', rows));
 }

@@ -183,7 +183,7 @@ export async function reinforceFactRows(
       status: r.status,
     })),
   );
-  const { rows: updated } = await run<{ factId: string }>(
+  const { rows: updated } = await run<{ id: string }>(
     q,
     sql`/* reinforceFactRows */
      UPDATE facts f SET observation_ids = r.observation_ids, confidence = r.confidence, evidence = r.evidence,
@@ -194,14 +194,7 @@ export async function reinforceFactRows(
             confidence double precision, evidence text, scopes text[], visibility text[], attributes jsonb,
             source_path text, supersedes text, status text)
      WHERE f.namespace = ${namespace} AND f.fact_id = r.fact_id AND ${factVisible('f', visibleScopes)}
-     RETURNING f.fact_id AS "factId"`,
+     RETURNING f.fact_id AS id`,
   );
-  await noteChanges(
-    q,
-    changedIds(
-      namespace,
-      'FACT',
-      updated.map((r) => r.factId),
-    ),
-  );
+  await noteChanges(q, changedIds(namespace, 'FACT', updated));
 }
