@@ -383,3 +383,68 @@ function binaryVectors(rows: { seq: number; embedding: number[] }[]): Uint8Array
   out.writeInt16BE(-1, o);
   return out;
 }
+
+/**
+ * Opens the namespace's bulk import (or keeps the one already open, with its earlier start):
+ * turns that arrive from now on are re-indexed in context by `finishImport`.
+ */
+export async function openBulkImport(q: Queryable, namespace: string): Promise<void> {
+  await run(
+    q,
+    sql`/* openBulkImport */
+     INSERT INTO bulk_imports AS b (namespace, from_arrival)
+     SELECT ${namespace}, last_value FROM observation_arrival_seq
+     ON CONFLICT (namespace) DO UPDATE SET from_arrival = least(b.from_arrival, excluded.from_arrival)`,
+  );
+}
+
+/** Where the namespace's open bulk import began in the arrival sequence; null when none is open. */
+export async function openBulkImportFrom(q: Queryable, namespace: string): Promise<bigint | null> {
+  const { rows } = await run<{ from: string }>(
+    q,
+    sql`/* openBulkImportFrom */ SELECT from_arrival::text AS "from" FROM bulk_imports WHERE namespace = ${namespace}`,
+  );
+  return rows[0] ? BigInt(rows[0].from) : null;
+}
+
+export async function closeBulkImport(q: Queryable, namespace: string, from: bigint): Promise<void> {
+  // Only the import this finish read: one opened earlier meanwhile keeps its own start.
+  await run(
+    q,
+    sql`/* closeBulkImport */ DELETE FROM bulk_imports WHERE namespace = ${namespace} AND from_arrival = ${from.toString()}::bigint`,
+  );
+}
+
+/**
+ * One page of the turns (observations in a session) that arrived in the namespace since
+ * `from`, in session order so a page's neighbourhoods overlap; `after` is the last key of the
+ * previous page.
+ */
+export async function turnsArrivedSince(
+  q: Queryable,
+  namespace: string,
+  from: bigint,
+  after: TurnKey | null,
+  limit: number,
+): Promise<TurnKey[]> {
+  const { rows } = await run<TurnKey>(
+    q,
+    sql`/* turnsArrivedSince */
+     SELECT o.observation_id AS id, o.session_id AS "sessionId", o.occurred_at AS "occurredAt", o.arrival::text AS arrival
+     FROM observations o
+     WHERE o.namespace = ${namespace} AND o.session_id IS NOT NULL AND o.arrival > ${from.toString()}::bigint
+       AND (${after?.sessionId ?? null}::text IS NULL
+            OR (o.session_id, o.occurred_at, o.arrival)
+               > (${after?.sessionId ?? null}::text, ${after?.occurredAt ?? null}::timestamptz, ${after?.arrival ?? null}::bigint))
+     ORDER BY o.session_id, o.occurred_at, o.arrival
+     LIMIT ${limit}`,
+  );
+  return rows;
+}
+
+export interface TurnKey {
+  id: string;
+  sessionId: string;
+  occurredAt: Date;
+  arrival: string;
+}
