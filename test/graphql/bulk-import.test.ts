@@ -262,7 +262,11 @@ describe('bulk import mutations', () => {
       o: Array.from({ length: 50 }, (_, i) => obs(100 + i)),
     });
     expect(written.accepted).toBe(50);
-    // Without the index every read still answers (vector search as an exact scan).
+    const during = await gw.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_indexes WHERE indexname IN ('chunks_embedding_idx', 'chunks_text_trgm_idx')`,
+    );
+    expect(during.rows[0]!.n).toBe(0);
+    // Without the indexes every read still answers (vector search and exact matches as scans).
     const read = await gw.gql<{ search: { hits: { chunk: { text: string } | null }[] } }>(
       `query { search(input: { namespaces: ["${NS}"], query: "bulk message zebrafish120" }) { hits { chunk { text } } } }`,
       {},
@@ -284,9 +288,10 @@ describe('bulk import mutations', () => {
     );
     expect(again.data?.finishImport.vectorIndex).toBe('READY');
     const index = await gw.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = 'chunks_embedding_idx'`,
+      `SELECT count(*)::int AS n FROM pg_indexes WHERE indexname IN ('chunks_embedding_idx', 'chunks_text_trgm_idx')`,
     );
-    expect(index.rows[0]!.n).toBe(1);
+    // The trigram index (the exact channel's) is dropped and built with the vector index.
+    expect(index.rows[0]!.n).toBe(2);
   });
 
   it('serialises index maintenance: concurrent begins and finishes all answer, the index ends valid', async () => {
