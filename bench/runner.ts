@@ -14,6 +14,7 @@ import { createEmbedder } from '../src/providers/create-embedder.js';
 import { loadWordVectors } from '../src/providers/embedding-cache.js';
 import { resolveSettings } from '../src/modules/retrieval/pipeline/settings.js';
 import { backendCpu, backendCpuSpent } from './backend-cpu.js';
+import { withDurability } from './durability.js';
 import { type BenchBackend, createThrowaway, markLoaded, pgliteDir } from './database.js';
 import { Dataset, SIZES, type SizeName, type SizeSpec } from './generate.js';
 import { startGateway } from './gateway-process.js';
@@ -723,6 +724,18 @@ function totalCpu(f: IngestFigure): number {
 
 /** Batch `b` of the scenario, timed; a failing first batch skips the scenario. */
 async function timedBatch(
+  scenario: IngestScenario,
+  ctx: ScenarioContext,
+  b: number,
+  size: number,
+): Promise<BatchSample> {
+  if (!scenario.durable) return timedBatchAsSet(scenario, ctx, b, size);
+  if (ctx.backend !== 'postgres') throw new SkipScenario('durability is switched on native PostgreSQL only');
+  return withDurability(ctx.gateway, () => timedBatchAsSet(scenario, ctx, b, size));
+}
+
+/** Batch `b` timed on the database as it is set (see `timedBatch`). */
+async function timedBatchAsSet(
   scenario: IngestScenario,
   ctx: ScenarioContext,
   b: number,

@@ -8,6 +8,7 @@ import {
   ingestDocuments,
   ingestFacts,
   ingestObservations,
+  ingestObservationsDurable,
   ingestObservationsWithAssertions,
 } from './ingest.js';
 import { neighborhood, neighborhoodHubs } from './neighborhood.js';
@@ -30,6 +31,7 @@ export const SCENARIOS: readonly Scenario[] = [
   ingestObservations,
   ingestObservationsWithRules,
   ingestObservationsWithModel,
+  ingestObservationsDurable,
   ingestObservationsWithAssertions,
   ingestDocuments,
   ingestFacts,

@@ -37,7 +37,7 @@ export function observationInput(
       // Each scenario opens streams of its own: written into the plain scenario's streams, the
       // assertion batches' turns (random times) would fall between older ones and re-index
       // them, a cost of contextual indexing the plain batches never meet, not of assertions.
-      stream: withAssertions ? `assert-stream-${b % 16}` : `stream-${b % 16}`,
+      stream: withAssertions ? `assert-stream-${b % 16}` : `${prefix}stream-${b % 16}`,
       externalId: `${prefix}${withAssertions ? 'a' : 'p'}-${b}-${i}`,
     },
     kind: 'message',
@@ -90,6 +90,32 @@ export const ingestObservations: IngestScenario = {
     variables: {
       ns: INGEST_NAMESPACE,
       observations: Array.from({ length: size }, (_, i) => observationInput(ds, b, i, false)),
+    },
+  }),
+};
+
+/**
+ * The plain batches again with the database's durability on (fsync, full-page writes and
+ * synchronous commit, as a production server runs), the floor measured the same way: the other
+ * figures run on a server with durability off, which hides what each commit and page write costs.
+ * Its turns go to streams and texts of their own (see `observationInput`).
+ */
+export const ingestObservationsDurable: IngestScenario = {
+  kind: 'ingest',
+  name: 'recordObservations+durable',
+  title: 'recordObservations (plain), durability on',
+  baseline: 'recordObservations',
+  durable: true,
+  floor: (ctx, b) => observationFloorMs(ctx, `durable-p-${b}-`),
+  unit: 'observations',
+  document: RECORD,
+  batch: (ds, b, size) => ({
+    items: size,
+    variables: {
+      ns: INGEST_NAMESPACE,
+      observations: Array.from({ length: size }, (_, i) =>
+        observationInput(ds, b, i, false, 'durable-', 30_000_000),
+      ),
     },
   }),
 };

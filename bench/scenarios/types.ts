@@ -66,6 +66,11 @@ export interface IngestScenario {
    * baseline's, overall and paired by round.
    */
   baseline?: string;
+  /**
+   * Batches (and their floor) run with the database's durability on, as production runs it
+   * (see `withDurability` in the runner); native PostgreSQL only, skipped on PGlite.
+   */
+  durable?: boolean;
   /** Runs only when named in --only (not in the full suite). */
   optIn?: boolean;
   /** Needs the gateway started with a model configured (the local stand-in). */

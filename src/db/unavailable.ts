@@ -78,8 +78,28 @@ function namespaceMoved(error: Error): MemgateError {
 }
 
 /**
+ * PostgreSQL chose this transaction as the victim of a deadlock (40P01) or could not serialise
+ * it (40001): concurrent writers touched the same rows in different orders (two imports whose
+ * turns re-index the same neighbours). The transaction is rolled back whole.
+ */
+function isWriteConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
+}
+
+/** Told as CONFLICT, reason WRITE_CONFLICT: nothing of the request was stored; sent again, it succeeds. */
+export function writeConflict(): MemgateError {
+  return new MemgateError(
+    'CONFLICT',
+    'A concurrent write touched the same rows and this request was rolled back; nothing of it was stored. Retry it.',
+    { retryable: true, reason: 'WRITE_CONFLICT' },
+  );
+}
+
+/**
  * Runs `work`; an error that means the database is unreachable, or that it refuses the write
- * (a standby, a namespace moved away), becomes UNAVAILABLE.
+ * (a standby, a namespace moved away), becomes UNAVAILABLE; a deadlock or serialisation
+ * failure becomes CONFLICT (see `writeConflict`).
  */
 export async function unlessUnreachable<T>(work: () => Promise<T>, connecting = false): Promise<T> {
   try {
@@ -90,6 +110,7 @@ export async function unlessUnreachable<T>(work: () => Promise<T>, connecting = 
     if (error instanceof Error && (error as { code?: unknown }).code === NAMESPACE_MOVED_STATE) {
       throw namespaceMoved(error);
     }
+    if (isWriteConflict(error)) throw writeConflict();
     throw error;
   }
 }

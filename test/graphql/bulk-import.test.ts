@@ -12,6 +12,7 @@ import { writeTokensFile } from '../helpers/principals.js';
 
 const NS = 'bulk';
 const STATS_NS = 'bulk-stats';
+const ORDER_NS = 'bulk-order';
 const RESULT = 'accepted partial rejected results { index status id key code message }';
 const IMPORT = `mutation($ns: String!, $o: [ObservationInput!]!) {
   importObservations(namespace: $ns, observations: $o) { ${RESULT} } }`;
@@ -52,7 +53,12 @@ describe('bulk import mutations', () => {
 
   beforeAll(async () => {
     const written = writeTokensFile([
-      { id: 'alice', read: [NS, STATS_NS], write: [NS, STATS_NS], scopes: ['principal:alice'] },
+      {
+        id: 'alice',
+        read: [NS, STATS_NS, ORDER_NS],
+        write: [NS, STATS_NS, ORDER_NS],
+        scopes: ['principal:alice'],
+      },
       { id: 'bob', read: [NS], write: [NS], scopes: ['principal:bob'] },
       { id: 'reader', read: [NS], write: [], scopes: [] },
       { id: 'ops', read: [NS], write: [NS], scopes: ['principal:alice'], admin: true },
@@ -166,6 +172,59 @@ describe('bulk import mutations', () => {
     }
   });
 
+  it('re-indexes the older turns of an open import once, at finishImport, to what online writes index', async () => {
+    // Two batches whose turns interleave in time: each turn of the second batch falls between
+    // two turns of the first, whose windows change. Written online, the same turns index the same.
+    const turn = (i: number) => ({
+      source: { system: 'chat', stream: 'orchard', externalId: `o${i}` },
+      kind: 'message',
+      occurredAt: new Date(Date.UTC(2024, 5, 1, 9, i)).toISOString(),
+      content: `turn ${i} speaks of apple${i}`,
+    });
+    const batches = [[0, 2, 4, 6].map(turn), [1, 3, 5, 7].map(turn)];
+    const searchTexts = async (ns: string) =>
+      (
+        await gw.db.query<{ key: string; text: string }>(
+          `SELECT text AS key, search_text AS text FROM chunks WHERE namespace = $1 ORDER BY 1`,
+          [ns],
+        )
+      ).rows;
+    const begin = `mutation($ns: String!) { beginImport(namespace: $ns, observations: 8) { vectorIndex } }`;
+    await gw.gql(begin, { ns: ORDER_NS }, { token: tokens.alice });
+    for (const o of batches) expect((await as('alice', IMPORT, { ns: ORDER_NS, o })).accepted).toBe(4);
+    // Before the finish, the first batch's turns are indexed without the second batch's turns.
+    const during = await searchTexts(ORDER_NS);
+    const online = 'bulk-online';
+    const writer = writeTokensFile([{ id: 'w', read: [online], write: [online], scopes: ['*'] }]);
+    const local = await startTestGateway({ MEMGATE_TOKENS_FILE: writer.path });
+    try {
+      for (const o of batches) {
+        const res = await local.gql<{ recordObservations: Payload }>(
+          RECORD,
+          { ns: online, o },
+          { token: writer.tokens.w },
+        );
+        expect(res.data?.recordObservations.accepted).toBe(4);
+      }
+      const expected = (
+        await local.db.query<{ key: string; text: string }>(
+          `SELECT text AS key, search_text AS text FROM chunks WHERE namespace = $1 ORDER BY 1`,
+          [online],
+        )
+      ).rows;
+      expect(during).not.toEqual(expected);
+      const finish = await gw.gql<{ finishImport: { vectorIndex: string } }>(
+        `mutation($ns: String!) { finishImport(namespace: $ns) { vectorIndex } }`,
+        { ns: ORDER_NS },
+        { token: tokens.alice },
+      );
+      expect(finish.errors).toBeUndefined();
+      expect(await searchTexts(ORDER_NS)).toEqual(expected);
+    } finally {
+      await local.close();
+    }
+  });
+
   it('keeps visibility and namespace rules: hidden collisions, read-only principals', async () => {
     const mine = await as('bob', IMPORT, { ns: NS, o: [obs(20, { scopes: ['principal:bob'] })] });
     expect(mine.results[0]!.status).toBe('CREATED');
@@ -203,7 +262,11 @@ describe('bulk import mutations', () => {
       o: Array.from({ length: 50 }, (_, i) => obs(100 + i)),
     });
     expect(written.accepted).toBe(50);
-    // Without the index every read still answers (vector search as an exact scan).
+    const during = await gw.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_indexes WHERE indexname IN ('chunks_embedding_idx', 'chunks_text_trgm_idx')`,
+    );
+    expect(during.rows[0]!.n).toBe(0);
+    // Without the indexes every read still answers (vector search and exact matches as scans).
     const read = await gw.gql<{ search: { hits: { chunk: { text: string } | null }[] } }>(
       `query { search(input: { namespaces: ["${NS}"], query: "bulk message zebrafish120" }) { hits { chunk { text } } } }`,
       {},
@@ -225,9 +288,10 @@ describe('bulk import mutations', () => {
     );
     expect(again.data?.finishImport.vectorIndex).toBe('READY');
     const index = await gw.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = 'chunks_embedding_idx'`,
+      `SELECT count(*)::int AS n FROM pg_indexes WHERE indexname IN ('chunks_embedding_idx', 'chunks_text_trgm_idx')`,
     );
-    expect(index.rows[0]!.n).toBe(1);
+    // The trigram index (the exact channel's) is dropped and built with the vector index.
+    expect(index.rows[0]!.n).toBe(2);
   });
 
   it('serialises index maintenance: concurrent begins and finishes all answer, the index ends valid', async () => {

@@ -647,15 +647,19 @@ async function writeIndex(tx: Queryable, ns: string, drafts: Draft[]): Promise<v
 /**
  * The derived stages for rows another write path inserted (the bulk import): contextual
  * indexing of the turns' neighbours, then entity linking, in the caller's transaction.
+ * `neighbours: 'later'` leaves the older turns' re-indexing to whoever re-indexes the load's
+ * turns once at its end (an open bulk import); the new turns were indexed in context as they
+ * were inserted.
  */
 export async function deriveObservationIndex(
   tx: Queryable,
   ns: string,
   drafts: Draft[],
   written: Set<string>,
+  neighbours: 'now' | 'later' = 'now',
 ): Promise<void> {
   if (written.size === 0) return;
-  await indexInContext(tx, ns, drafts, written);
+  if (neighbours === 'now') await indexInContext(tx, ns, drafts, written);
   await linkEntities(tx, ns, written);
 }
 

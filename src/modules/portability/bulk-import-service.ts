@@ -3,14 +3,19 @@ import { forbidden, parseInput } from '../../errors.js';
 import { globalId } from '../../global-id.js';
 import {
   allowLongImportStatements,
+  closeBulkImport,
   countEmbeddedChunks,
   dropVectorIndex,
   ensureVectorIndex,
   insertObservationsBulk,
+  openBulkImport,
+  openBulkImportFrom,
   refreshStaleStatistics,
+  type TurnKey,
+  turnsArrivedSince,
   vectorIndexState,
 } from './store/bulk-store.js';
-import { findContextWindow } from '../../kernel/store/context-index-store.js';
+import { findContextWindow, indexObservationContext } from '../../kernel/store/context-index-store.js';
 import { findEntitiesByKeys } from '../../kernel/store/entity-store.js';
 import { findRecordedObservations } from '../../kernel/store/observation-store.js';
 import { type WritePayload, type WriteResult, rejected, toPayload } from '../../kernel/batch.js';
@@ -33,6 +38,8 @@ import { namespaceSchema } from '../../kernel/validation.js';
 
 /** A bulk batch: larger than an online one, one COPY per table and one moving statement. */
 export const MAX_BULK_BATCH = 5000;
+/** Turns re-indexed in context per statement when an import finishes. */
+export const FINISH_REINDEX_PAGE = 5000;
 /** Below this many new chunks, inserting into the live vector index beats rebuilding it. */
 export const REBUILD_MIN_ROWS = 20_000;
 /** …and the load must add at least this share of what the index already holds. */
@@ -86,16 +93,46 @@ export class BulkImportService {
       : principal.admin &&
         expectedObservations >= REBUILD_MIN_ROWS &&
         expectedObservations >= indexed * REBUILD_MIN_SHARE;
+    await openBulkImport(this.scope.db, ns);
     if (rebuild) await dropVectorIndex(this.scope.db);
     return { vectorIndex: rebuild ? 'REBUILD' : 'KEEP', indexedChunks: indexed };
   }
 
+  /**
+   * Ends the namespace's import: the turns that arrived during it are re-indexed in context
+   * once (the batches left their older neighbours as they were), then the vector index is
+   * built if the import dropped it. Safe to repeat: a finish that did not complete leaves the
+   * import open.
+   */
   async finishImport(namespace: string): Promise<ImportFinish> {
     const ns = parseInput(namespaceSchema, namespace, 'namespace');
     assertCanWrite(this.scope.principal, ns);
     const started = performance.now();
+    const from = await openBulkImportFrom(this.scope.db, ns);
+    if (from !== null) {
+      await this.reindexArrivedTurns(ns, from);
+      await closeBulkImport(this.scope.db, ns, from);
+    }
     const built = await ensureVectorIndex(this.scope.db);
     return { vectorIndex: built ? 'BUILT' : 'READY', ms: performance.now() - started };
+  }
+
+  /** Each page of arrived turns and their neighbourhoods, in a transaction of its own. */
+  private async reindexArrivedTurns(ns: string, from: bigint): Promise<void> {
+    let after: TurnKey | null = null;
+    for (;;) {
+      const page = await turnsArrivedSince(this.scope.db, ns, from, after, FINISH_REINDEX_PAGE);
+      if (page.length === 0) return;
+      await this.scope.db.transaction('finishImportContext', async (tx) => {
+        await allowLongImportStatements(tx);
+        await indexObservationContext(
+          tx,
+          ns,
+          page.map((t) => t.id),
+        );
+      });
+      after = page[page.length - 1]!;
+    }
   }
 
   async vectorIndexReady(): Promise<boolean> {
@@ -169,12 +206,14 @@ export class BulkImportService {
     await withBatchContext(drafts, await findContextWindow(this.scope.db, ns));
     const inserted = await this.scope.db.transaction('importObservations', async (tx) => {
       await allowLongImportStatements(tx);
+      // Within an open import, older turns are re-indexed once, by finishImport.
+      const open = (await openBulkImportFrom(tx, ns)) !== null;
       const ids = await insertObservationsBulk(
         tx,
         ns,
         drafts.map((d) => ({ row: d.row, node: d.node, chunks: d.chunks })),
       );
-      await deriveObservationIndex(tx, ns, drafts, ids);
+      await deriveObservationIndex(tx, ns, drafts, ids, open ? 'later' : 'now');
       return ids;
     });
     // The next batch's statements are planned with statistics that know this one's rows. The

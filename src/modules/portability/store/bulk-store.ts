@@ -181,20 +181,36 @@ function planRows(explained: unknown): number {
 
 export type VectorIndexState = 'VALID' | 'INVALID' | 'MISSING';
 
-const VECTOR_INDEX = 'chunks_embedding_idx';
-const VECTOR_INDEX_DEF = `ON chunks USING hnsw (embedding vector_cosine_ops)`;
+/**
+ * The chunk indexes a large load drops and builds once at its end: a graph insert per row into
+ * the HNSW index and a trigram GIN insert per row (whose pending list is merged into the tree
+ * by the inserting statement) cost 1–3.5 ms a chunk each at size L, a build of either about a
+ * tenth of that. Until they are back, vector search and the exact channel run as scans.
+ */
+const LOAD_INDEXES = [
+  { name: 'chunks_embedding_idx', definition: 'ON chunks USING hnsw (embedding vector_cosine_ops)' },
+  { name: 'chunks_text_trgm_idx', definition: 'ON chunks USING gin (text gin_trgm_ops)' },
+] as const;
 
-export async function vectorIndexState(q: Queryable): Promise<VectorIndexState> {
+type LoadIndex = (typeof LOAD_INDEXES)[number];
+
+const VECTOR_INDEX = LOAD_INDEXES[0];
+
+async function indexState(q: Queryable, index: LoadIndex): Promise<VectorIndexState> {
   const { rows } = await run<{ valid: boolean }>(
     q,
     sql`/* vectorIndexState */
      SELECT i.indisvalid AND i.indisready AS valid FROM pg_index i
      JOIN pg_class c ON c.oid = i.indexrelid
      JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE c.relname = ${VECTOR_INDEX} AND n.nspname = current_schema()`,
+     WHERE c.relname = ${index.name} AND n.nspname = current_schema()`,
   );
   if (rows.length === 0) return 'MISSING';
   return rows[0]!.valid ? 'VALID' : 'INVALID';
+}
+
+export async function vectorIndexState(q: Queryable): Promise<VectorIndexState> {
+  return indexState(q, VECTOR_INDEX);
 }
 
 /** Chunks (all namespaces) the vector index covers or would cover: what a rebuild costs. */
@@ -207,46 +223,57 @@ export async function countEmbeddedChunks(q: Queryable): Promise<number> {
 }
 
 /**
- * Drops the vector index for a large load. On native PostgreSQL `CONCURRENTLY`, so readers are
- * never blocked; until the index is back, vector search runs as an exact scan.
+ * Drops the load indexes (vector and trigram) for a large load. On native PostgreSQL
+ * `CONCURRENTLY`, so readers are never blocked; until they are back, vector search and the
+ * exact channel run as scans.
  */
 export async function dropVectorIndex(db: Database): Promise<void> {
-  await maintainingVectorIndex(db, (q) => dropIndexWith(q, db));
-}
-
-/**
- * Builds the vector index when it is missing, or rebuilds it when an interrupted build left it
- * invalid; answers whether it had to. Native PostgreSQL builds `CONCURRENTLY` (reads and writes
- * go on), with the memory a graph build needs and no statement timeout.
- */
-export async function ensureVectorIndex(db: Database): Promise<boolean> {
-  return maintainingVectorIndex(db, async (q) => {
-    const state = await vectorIndexState(q);
-    if (state === 'VALID') return false;
-    if (state === 'INVALID') await dropIndexWith(q, db);
-    if (db.session) {
-      await run(q, sql`SET maintenance_work_mem = '512MB'`);
-      await q.query('SET statement_timeout = 0');
-      await run(
-        q,
-        sql`/* buildVectorIndex */ CREATE INDEX CONCURRENTLY IF NOT EXISTS ${raw(VECTOR_INDEX)} ${raw(VECTOR_INDEX_DEF)}`,
-      );
-    } else {
-      await db.transaction('buildVectorIndex', async (tx) => {
-        await run(tx, sql`SET LOCAL maintenance_work_mem = '512MB'`);
-        await run(
-          tx,
-          sql`/* buildVectorIndex */ CREATE INDEX IF NOT EXISTS ${raw(VECTOR_INDEX)} ${raw(VECTOR_INDEX_DEF)}`,
-        );
-      });
-    }
-    return true;
+  await maintainingVectorIndex(db, async (q) => {
+    for (const index of LOAD_INDEXES) await dropIndexWith(q, db, index);
   });
 }
 
-async function dropIndexWith(q: Queryable, db: Database): Promise<void> {
+/**
+ * Builds each load index that is missing, or rebuilds one an interrupted build left invalid;
+ * answers whether it had to. Native PostgreSQL builds `CONCURRENTLY` (reads and writes go on),
+ * with the memory a graph build needs and no statement timeout.
+ */
+export async function ensureVectorIndex(db: Database): Promise<boolean> {
+  return maintainingVectorIndex(db, async (q) => {
+    let built = false;
+    for (const index of LOAD_INDEXES) {
+      const state = await indexState(q, index);
+      if (state === 'VALID') continue;
+      if (state === 'INVALID') await dropIndexWith(q, db, index);
+      await buildIndex(q, db, index);
+      built = true;
+    }
+    return built;
+  });
+}
+
+async function buildIndex(q: Queryable, db: Database, index: LoadIndex): Promise<void> {
+  if (db.session) {
+    await run(q, sql`SET maintenance_work_mem = '512MB'`);
+    await q.query('SET statement_timeout = 0');
+    await run(
+      q,
+      sql`/* buildVectorIndex */ CREATE INDEX CONCURRENTLY IF NOT EXISTS ${raw(index.name)} ${raw(index.definition)}`,
+    );
+    return;
+  }
+  await db.transaction('buildVectorIndex', async (tx) => {
+    await run(tx, sql`SET LOCAL maintenance_work_mem = '512MB'`);
+    await run(
+      tx,
+      sql`/* buildVectorIndex */ CREATE INDEX IF NOT EXISTS ${raw(index.name)} ${raw(index.definition)}`,
+    );
+  });
+}
+
+async function dropIndexWith(q: Queryable, db: Database, index: LoadIndex): Promise<void> {
   const concurrently = db.backend === 'postgres' ? 'CONCURRENTLY ' : '';
-  await run(q, sql`/* dropVectorIndex */ DROP INDEX ${raw(concurrently)}IF EXISTS ${raw(VECTOR_INDEX)}`);
+  await run(q, sql`/* dropVectorIndex */ DROP INDEX ${raw(concurrently)}IF EXISTS ${raw(index.name)}`);
 }
 
 const maintenanceQueues = new WeakMap<Database, Mutex>();
@@ -382,4 +409,69 @@ function binaryVectors(rows: { seq: number; embedding: number[] }[]): Uint8Array
   }
   out.writeInt16BE(-1, o);
   return out;
+}
+
+/**
+ * Opens the namespace's bulk import (or keeps the one already open, with its earlier start):
+ * turns that arrive from now on are re-indexed in context by `finishImport`.
+ */
+export async function openBulkImport(q: Queryable, namespace: string): Promise<void> {
+  await run(
+    q,
+    sql`/* openBulkImport */
+     INSERT INTO bulk_imports AS b (namespace, from_arrival)
+     SELECT ${namespace}, last_value FROM observation_arrival_seq
+     ON CONFLICT (namespace) DO UPDATE SET from_arrival = least(b.from_arrival, excluded.from_arrival)`,
+  );
+}
+
+/** Where the namespace's open bulk import began in the arrival sequence; null when none is open. */
+export async function openBulkImportFrom(q: Queryable, namespace: string): Promise<bigint | null> {
+  const { rows } = await run<{ from: string }>(
+    q,
+    sql`/* openBulkImportFrom */ SELECT from_arrival::text AS "from" FROM bulk_imports WHERE namespace = ${namespace}`,
+  );
+  return rows[0] ? BigInt(rows[0].from) : null;
+}
+
+export async function closeBulkImport(q: Queryable, namespace: string, from: bigint): Promise<void> {
+  // Only the import this finish read: one opened earlier meanwhile keeps its own start.
+  await run(
+    q,
+    sql`/* closeBulkImport */ DELETE FROM bulk_imports WHERE namespace = ${namespace} AND from_arrival = ${from.toString()}::bigint`,
+  );
+}
+
+/**
+ * One page of the turns (observations in a session) that arrived in the namespace since
+ * `from`, in session order so a page's neighbourhoods overlap; `after` is the last key of the
+ * previous page.
+ */
+export async function turnsArrivedSince(
+  q: Queryable,
+  namespace: string,
+  from: bigint,
+  after: TurnKey | null,
+  limit: number,
+): Promise<TurnKey[]> {
+  const { rows } = await run<TurnKey>(
+    q,
+    sql`/* turnsArrivedSince */
+     SELECT o.observation_id AS id, o.session_id AS "sessionId", o.occurred_at AS "occurredAt", o.arrival::text AS arrival
+     FROM observations o
+     WHERE o.namespace = ${namespace} AND o.session_id IS NOT NULL AND o.arrival > ${from.toString()}::bigint
+       AND (${after?.sessionId ?? null}::text IS NULL
+            OR (o.session_id, o.occurred_at, o.arrival)
+               > (${after?.sessionId ?? null}::text, ${after?.occurredAt ?? null}::timestamptz, ${after?.arrival ?? null}::bigint))
+     ORDER BY o.session_id, o.occurred_at, o.arrival
+     LIMIT ${limit}`,
+  );
+  return rows;
+}
+
+export interface TurnKey {
+  id: string;
+  sessionId: string;
+  occurredAt: Date;
+  arrival: string;
 }
