@@ -1,9 +1,16 @@
 import type { Queryable } from '../../src/db/database.js';
+import {
+  deleteChunksPosted,
+  postedColumns,
+  postingsOfInserted,
+  updateChunksPosted,
+} from '../../src/kernel/store/postings.js';
+import { compileSql, raw } from '../../src/kernel/store/sql.js';
 
 /**
  * The BM25 index recomputed from scratch from the chunks' tsvectors, title and heading, and
  * compared with the stored `chunk_postings` and `lexical_stats`. Written independently of
- * the code that maintains them, so a bug there cannot hide itself: a posting per (chunk,
+ * src/kernel/store/postings.ts, so a bug there cannot hide itself: a posting per (chunk,
  * lexeme) with tf = positions (1 when none), doc_len = the chunk's summed tf, label = the
  * lexeme occurs in the title or heading analysed in the chunk's configuration; statistics per
  * (namespace, configuration) count the chunks that have a lexeme. A statistics row brought
@@ -71,3 +78,47 @@ export async function indexDrift(
 
 /** No drift: what `expect(await indexDrift(db)).toEqual(NO_DRIFT)` compares with. */
 export const NO_DRIFT: IndexDrift = { postings: { count: 0, first: [] }, stats: [] };
+
+/**
+ * Chunk writes by hand for tests (seeds, a crash's leftovers), with their postings as the
+ * gateway's own statements write them: the statement text with `$n` parameters, wrapped in the
+ * kernel's postings CTEs (which bind no parameter of their own).
+ */
+const text = (fragment: Parameters<typeof compileSql>[0]) => {
+  const compiled = compileSql(fragment);
+  if (compiled.values.length > 0) throw new Error('a postings fragment bound a parameter');
+  return compiled.text;
+};
+
+/** `insert`: an `INSERT INTO chunks … SELECT …` without RETURNING. Answers the chunks written. */
+export async function insertChunks(
+  q: Queryable,
+  insert: string,
+  params: unknown[] = [],
+): Promise<{ chunkId: number; nodeKey: string; ord: number }[]> {
+  const { rows } = await q.query<{ chunkId: string; nodeKey: string; ord: number }>(
+    `WITH written AS (${insert} RETURNING ${text(postedColumns('chunks'))}, chunks.node_key, chunks.ord),
+     ${text(postingsOfInserted('written'))}
+     SELECT chunk_id AS "chunkId", node_key AS "nodeKey", ord FROM written`,
+    params,
+  );
+  return rows.map((r) => ({ ...r, chunkId: Number(r.chunkId) }));
+}
+
+/** `UPDATE chunks c SET ${set} WHERE ${where}`, re-posting what changed. Answers the rows updated. */
+export async function updateChunks(
+  q: Queryable,
+  set: string,
+  where: string,
+  params: unknown[] = [],
+): Promise<number> {
+  const statement = updateChunksPosted({ from: raw(`FROM chunks c WHERE ${where}`), set: raw(set) });
+  const { rows } = await q.query<{ n: number }>(text(statement), params);
+  return rows[0]!.n;
+}
+
+/** `DELETE FROM chunks c WHERE ${where}` with the chunks' postings. Answers the rows deleted. */
+export async function deleteChunks(q: Queryable, where: string, params: unknown[] = []): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(text(deleteChunksPosted(raw(`WHERE ${where}`))), params);
+  return rows[0]!.n;
+}

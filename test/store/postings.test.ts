@@ -6,13 +6,13 @@ import { openPglite } from '../../src/db/pglite-database.js';
 import { restoreDump } from '../../src/db/restore.js';
 import { importExport, writeExport } from '../../src/modules/portability/export-service.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
-import { NO_DRIFT, indexDrift } from '../helpers/postings.js';
+import { NO_DRIFT, indexDrift, insertChunks, updateChunks } from '../helpers/postings.js';
 import { openTestDatabase } from '../helpers/test-database.js';
 
 /**
- * The BM25 index (`chunk_postings`, `lexical_stats`): after every kind of write the gateway
- * makes it equals a recount from the chunks' tsvectors (test/helpers/postings.ts), and a
- * re-index rewrites only what changed.
+ * The BM25 index (`chunk_postings`, `lexical_stats`) is written by the statements that write
+ * chunks, no trigger: after every kind of write the gateway makes it equals a recount from the
+ * chunks' tsvectors (test/helpers/postings.ts), and a re-index rewrites only what changed.
  */
 
 const NS = 'postings';
@@ -84,7 +84,7 @@ async function postingsCount(q: Queryable, namespace: string): Promise<number> {
   return rows[0]!.n;
 }
 
-describe('BM25 postings kept in step with the chunks', () => {
+describe('BM25 postings written by the chunk statements', () => {
   let gw: TestGateway;
   const keys = new Map<string, string>();
 
@@ -130,6 +130,13 @@ describe('BM25 postings kept in step with the chunks', () => {
     await gw?.close();
   });
 
+  it('no trigger is left on chunks', async () => {
+    const { rows } = await gw.db.query(
+      `SELECT tgname FROM pg_trigger WHERE tgrelid = 'chunks'::regclass AND NOT tgisinternal`,
+    );
+    expect(rows).toEqual([]);
+  });
+
   it('online writes: a turn arriving late re-posts only the neighbours whose context it changed', async () => {
     const turn = (n: number, text: string): Turn => ({ id: `t${n}`, session: 's1', minute: n, text });
     await record([
@@ -168,6 +175,46 @@ describe('BM25 postings kept in step with the chunks', () => {
     );
     await exact();
     await record([turn(3, 'Its operator is on leave until March.')], 'importObservations');
+    await exact();
+  });
+
+  it('a label-only change rewrites the postings whose flag flips, and no other', async () => {
+    const [chunk] = await insertChunks(
+      gw.db,
+      `INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text)
+       VALUES ($1, 'note:label', 0, 'note', 'Pilots', NULL, 'x', 'Pilots guide the tanker into the harbour')`,
+      [NS],
+    );
+    await exact();
+    const before = (await postingVersions(gw.db, NS)).get(chunk!.chunkId)!;
+    await updateChunks(gw.db, `title = 'Harbour'`, 'c.namespace = $1 AND c.chunk_id = $2', [
+      NS,
+      chunk!.chunkId,
+    ]);
+    await exact();
+    const after = (await postingVersions(gw.db, NS)).get(chunk!.chunkId)!;
+    const moved = [...after].filter(([lexeme, version]) => before.get(lexeme) !== version).map(([l]) => l);
+    expect(moved.sort()).toEqual(['english harbour', 'english pilot']);
+    // An update that changes no indexed column rewrites nothing.
+    await updateChunks(gw.db, `meta = '{"k":1}'`, 'c.namespace = $1 AND c.chunk_id = $2', [
+      NS,
+      chunk!.chunkId,
+    ]);
+    expect((await postingVersions(gw.db, NS)).get(chunk!.chunkId)).toEqual(after);
+  });
+
+  it('a chunk without lexemes is counted once it has some, and no longer when it loses them', async () => {
+    const [chunk] = await insertChunks(
+      gw.db,
+      `INSERT INTO chunks (namespace, node_key, ord, kind, text, search_text)
+       VALUES ($1, 'note:empty', 0, 'note', 'x', 'the and of')`,
+      [NS],
+    );
+    await exact();
+    const where = 'c.namespace = $1 AND c.chunk_id = $2';
+    await updateChunks(gw.db, `search_text = 'lighthouse keeper'`, where, [NS, chunk!.chunkId]);
+    await exact();
+    await updateChunks(gw.db, `search_text = 'it is'`, where, [NS, chunk!.chunkId]);
     await exact();
   });
 
