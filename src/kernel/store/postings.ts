@@ -31,6 +31,13 @@ export function postedColumns(alias: string): SqlFragment {
 /** The lexemes of a tsvector column as rows `l`, and a lexeme's tf (its positions, 1 when none). */
 const LEXEMES = (tsv: string) => raw(`unnest(${tsv}) AS l`);
 const TF = raw('coalesce(array_length(l.positions, 1), 1)');
+/**
+ * A chunk's length (its summed tf), NULL for a chunk without lexemes, read off its tsvector
+ * once per chunk: no per-posting aggregate to join back.
+ */
+const docLen = (tsv: string) => sql`(SELECT sum(${TF})::integer FROM ${LEXEMES(tsv)})`;
+/** The same as a LATERAL subquery `(doc_len)`, evaluated once per row wherever it is read. */
+const docLenOf = (tsv: string) => sql`(SELECT sum(${TF})::integer AS doc_len FROM ${LEXEMES(tsv)})`;
 /** The lexemes of a chunk's title and heading in configuration `cfg`: once per chunk, not per posting. */
 const labelWords = (cfg: string, title: string, heading: string) =>
   raw(`tsvector_to_array(to_tsvector(${cfg}, concat_ws(' ', ${title}, ${heading})))`);
@@ -72,20 +79,17 @@ function insertPostings(rows: SqlFragment): SqlFragment {
 export function postingsOfInserted(written: string): SqlFragment {
   const w = ident(written);
   const n = (suffix: string) => ident(`${written}_${suffix}`);
-  return sql`${n('labels')} AS MATERIALIZED (
-       SELECT w.namespace, w.ts_config, w.chunk_id, w.tsv,
+  return sql`${n('docs')} AS MATERIALIZED (
+       SELECT w.namespace, w.ts_config, w.chunk_id, w.tsv, ${docLen('w.tsv')} AS doc_len,
               ${labelWords('w.ts_config', 'w.title', 'w.heading')} AS label_words
        FROM ${w} w
-     ), ${n('lex')} AS (
-       SELECT s.namespace, s.ts_config, s.chunk_id, l.lexeme, ${TF} AS tf, l.lexeme = ANY (s.label_words) AS label
-       FROM ${n('labels')} s, ${LEXEMES('s.tsv')}
-     ), ${n('lens')} AS (
-       SELECT namespace, ts_config, chunk_id, sum(tf)::integer AS doc_len
-       FROM ${n('lex')} GROUP BY namespace, ts_config, chunk_id
      ), ${n('posted')} AS (
-       ${insertPostings(sql`${n('lex')} JOIN ${n('lens')} USING (namespace, ts_config, chunk_id)`)}
+       ${insertPostings(sql`(SELECT d.namespace, d.ts_config, l.lexeme, d.chunk_id, ${TF} AS tf, d.doc_len,
+                                   l.lexeme = ANY (d.label_words) AS label
+                            FROM ${n('docs')} d, ${LEXEMES('d.tsv')}) x`)}
      ), ${n('counted')} AS (
-       ${statsUpsert(sql`SELECT namespace, ts_config, 1 AS docs, doc_len AS len FROM ${n('lens')}`)}
+       ${statsUpsert(sql`SELECT namespace, ts_config, 1 AS docs, doc_len AS len FROM ${n('docs')}
+                         WHERE doc_len IS NOT NULL`)}
      )`;
 }
 
@@ -96,14 +100,11 @@ export function postingsOfInserted(written: string): SqlFragment {
 export function postingsOfDeleted(gone: string): SqlFragment {
   const g = ident(gone);
   const n = (suffix: string) => ident(`${gone}_${suffix}`);
-  return sql`${n('lex')} AS (
-       SELECT g.namespace, g.ts_config, g.chunk_id, l.lexeme, ${TF} AS tf
-       FROM ${g} g, ${LEXEMES('g.tsv')}
-     ), ${n('unposted')} AS (
-       ${deletePostings(n('lex'))}
+  return sql`${n('unposted')} AS (
+       ${deletePostings(sql`(SELECT g.namespace, g.ts_config, l.lexeme, g.chunk_id FROM ${g} g, ${LEXEMES('g.tsv')}) x`)}
      ), ${n('counted')} AS (
-       ${statsUpsert(sql`SELECT namespace, ts_config, -1 AS docs, -(sum(tf)::integer) AS len
-                         FROM ${n('lex')} GROUP BY namespace, ts_config, chunk_id`)}
+       ${statsUpsert(sql`SELECT g.namespace, g.ts_config, -1 AS docs, -d.doc_len AS len
+                         FROM ${g} g CROSS JOIN LATERAL ${docLenOf('g.tsv')} d WHERE d.doc_len IS NOT NULL`)}
      )`;
 }
 
@@ -129,16 +130,18 @@ export function postingsOfUpdated(updated: string): SqlFragment {
   const n = (suffix: string) => ident(`${updated}_${suffix}`);
   return sql`${n('changed')} AS MATERIALIZED (
        SELECT u.namespace, u.chunk_id, u.old_ts_config, u.old_tsv, u.ts_config, u.tsv,
+              ${docLen('u.old_tsv')} AS old_doc_len, ${docLen('u.tsv')} AS doc_len,
               ${labelWords('u.old_ts_config', 'u.old_title', 'u.old_heading')} AS old_label_words,
               ${labelWords('u.ts_config', 'u.title', 'u.heading')} AS label_words
        FROM ${u} u
        WHERE u.ts_config <> u.old_ts_config OR u.tsv <> u.old_tsv
           OR concat_ws(' ', u.title, u.heading) <> concat_ws(' ', u.old_title, u.old_heading)
-     ), ${postingsSides(n)}, ${n('diff')} AS MATERIALIZED (
+     ), ${n('diff')} AS MATERIALIZED (
        SELECT coalesce(i.namespace, w.namespace) AS namespace, coalesce(i.ts_config, w.ts_config) AS ts_config,
               coalesce(i.lexeme, w.lexeme) AS lexeme, coalesce(i.chunk_id, w.chunk_id) AS chunk_id,
               i.tf, i.doc_len, i.label, w.chunk_id IS NULL AS added, i.chunk_id IS NULL AS removed
-       FROM ${n('was')} w FULL JOIN ${n('is')} i
+       FROM ${postingsSide(n('changed'), 'old_')} w
+       FULL JOIN ${postingsSide(n('changed'), '')} i
          ON i.namespace = w.namespace AND i.chunk_id = w.chunk_id AND i.ts_config = w.ts_config
         AND i.lexeme = w.lexeme
        WHERE w.chunk_id IS NULL OR i.chunk_id IS NULL
@@ -153,33 +156,24 @@ export function postingsOfUpdated(updated: string): SqlFragment {
        WHERE p.namespace = x.namespace AND p.ts_config = x.ts_config AND p.lexeme = x.lexeme
          AND p.chunk_id = x.chunk_id
      ), ${n('counted')} AS (
-       ${statsUpsert(sql`SELECT namespace, ts_config, -1 AS docs, -doc_len AS len FROM ${n('was_lens')}
-                         UNION ALL SELECT namespace, ts_config, 1, doc_len FROM ${n('is_lens')}`)}
+       ${statsUpsert(sql`SELECT namespace, ts_config, -1 AS docs, -doc_len AS len FROM (
+                           SELECT namespace, old_ts_config AS ts_config, old_doc_len AS doc_len FROM ${n('changed')}
+                         ) was WHERE doc_len IS NOT NULL
+                         UNION ALL SELECT namespace, ts_config, 1, doc_len FROM ${n('changed')}
+                         WHERE doc_len IS NOT NULL`)}
      )`;
 }
 
 /**
- * The postings the changed chunks had (`was`, from their old tsvector and label text) and
- * should have (`is`), each with the chunk's length: computed, not read, since postings are a
- * function of those columns.
+ * The postings the changed chunks had (prefix `old_`: their old configuration, tsvector and
+ * label text) or should have (no prefix), as a subquery: computed, not read, since postings
+ * are a function of those columns.
  */
-function postingsSides(n: (suffix: string) => SqlFragment): SqlFragment {
-  const side = (name: string, cfg: string, tsv: string, words: string) => {
-    const lex = n(`${name}_lex`);
-    const lens = n(`${name}_lens`);
-    return sql`${lex} AS (
-       SELECT c.namespace, c.${raw(cfg)} AS ts_config, c.chunk_id, l.lexeme, ${TF} AS tf,
-              l.lexeme = ANY (c.${raw(words)}) AS label
-       FROM ${n('changed')} c, ${LEXEMES(`c.${tsv}`)}
-     ), ${lens} AS (
-       SELECT namespace, ts_config, chunk_id, sum(tf)::integer AS doc_len
-       FROM ${lex} GROUP BY namespace, ts_config, chunk_id
-     ), ${n(name)} AS (
-       SELECT * FROM ${lex} JOIN ${lens} USING (namespace, ts_config, chunk_id)
-     )`;
-  };
-  return sql`${side('was', 'old_ts_config', 'old_tsv', 'old_label_words')},
-     ${side('is', 'ts_config', 'tsv', 'label_words')}`;
+function postingsSide(changed: SqlFragment, prefix: 'old_' | ''): SqlFragment {
+  const col = (name: string) => raw(`c.${prefix}${name}`);
+  return sql`(SELECT c.namespace, ${col('ts_config')} AS ts_config, c.chunk_id, l.lexeme, ${TF} AS tf,
+                ${col('doc_len')} AS doc_len, l.lexeme = ANY (${col('label_words')}) AS label
+         FROM ${changed} c, ${LEXEMES(`c.${prefix}tsv`)})`;
 }
 
 /**
