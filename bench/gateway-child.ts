@@ -43,6 +43,8 @@ export type ChildRequest =
   | { type: 'floor-replay-each' }
   | { type: 'floor-throughput'; concurrency: number; durationMs: number }
   | { type: 'query'; sql: string; params?: unknown[] }
+  /** One statement inside a transaction that is rolled back: its milliseconds, the database's only. */
+  | { type: 'rolled-back'; sql: string; params?: unknown[] }
   | { type: 'memory' }
   /**
    * Serve with metrics and tracing off, on as shipped (the default sampler), or on with every
@@ -209,6 +211,23 @@ function memory(): ChildMemory {
   };
 }
 
+const ROLLBACK = new Error('rolled back on purpose');
+
+async function rolledBack(sql: string, params: unknown[] | undefined): Promise<number> {
+  let ms = 0;
+  await raw
+    .transaction('benchRolledBack', async (tx) => {
+      const started = performance.now();
+      await tx.query(sql, params);
+      ms = performance.now() - started;
+      throw ROLLBACK;
+    })
+    .catch((error: unknown) => {
+      if (error !== ROLLBACK) throw error;
+    });
+  return ms;
+}
+
 async function handle(request: ChildRequest): Promise<unknown> {
   switch (request.type) {
     case 'capture-start':
@@ -230,6 +249,8 @@ async function handle(request: ChildRequest): Promise<unknown> {
       return floor.throughput(request.concurrency, request.durationMs);
     case 'query':
       return (await raw.query(request.sql, request.params)).rows;
+    case 'rolled-back':
+      return rolledBack(request.sql, request.params);
     case 'memory':
       return memory();
     case 'observability':

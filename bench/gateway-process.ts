@@ -27,6 +27,8 @@ export interface GatewayProcess {
   /** `concurrency` workers replaying kept requests round robin for `durationMs`. */
   floorThroughput(concurrency: number, durationMs: number): Promise<ThroughputReplay>;
   query<R>(sql: string, params?: unknown[]): Promise<R[]>;
+  /** Runs one statement in a transaction that is then rolled back; answers its milliseconds. */
+  rolledBack(sql: string, params?: unknown[]): Promise<number>;
   memory(): Promise<ChildMemory>;
   /** Metrics and tracing on or off (a gateway started with MEMGATE_BENCH_OBSERVABILITY=1). */
   observability(mode: ObservabilityMode): Promise<void>;
@@ -123,6 +125,7 @@ export async function startGateway(
     floorThroughput: (concurrency, durationMs) =>
       ask<ThroughputReplay>({ type: 'floor-throughput', concurrency, durationMs }),
     query: (sql, params) => ask({ type: 'query', sql, params }),
+    rolledBack: (sql, params) => ask<number>({ type: 'rolled-back', sql, params }),
     memory: () => ask<ChildMemory>({ type: 'memory' }),
     observability: (mode) => ask<void>({ type: 'observability', mode }),
     modelExtraction: (on) => ask<void>({ type: 'model-extraction', on }),

@@ -2,14 +2,15 @@
  * Bulk SQL loading of the generated dataset (GraphQL ingest is measured separately, on a small
  * share): multi-array `INSERT … SELECT FROM unnest(…)` in batches, with the secondary indexes
  * dropped during the load and rebuilt afterwards (a sorted build is far cheaper than 100k
- * incremental inserts, HNSW above all). Triggers stay on, so BM25 postings and statistics are
- * built by the schema's own code. On PGlite vectors go through a binary COPY into a staging
+ * incremental inserts, HNSW above all). Chunks are inserted with the gateway's own postings
+ * CTEs, so BM25 postings and statistics are built by the same code as in production. On PGlite vectors go through a binary COPY into a staging
  * table: parsing vector text costs ~0.15–0.6 ms a vector there, binary input almost nothing.
  */
 import type { PGlite } from '@electric-sql/pglite';
 import type { Database } from '../src/db/database.js';
 import type { Embedder } from '../src/providers/embedder.js';
 import type { ChunkGen, Dataset } from './generate.js';
+import { postedChunkInsert } from './postings-sql.js';
 
 export interface Phase {
   name: string;
@@ -58,8 +59,8 @@ const BATCH = 5_000;
 const LOADED_TABLES = ['entities', 'entity_versions', 'observations', 'mentions', 'facts', 'chunks'];
 /**
  * Tables whose primary key is rebuilt after the load instead of maintained row by row: the
- * biggest ones, keyed by a hash (fact ids) or by lexeme (postings, filled by the chunks
- * trigger), where incremental inserts land all over the b-tree. No trigger upserts into them.
+ * biggest ones, keyed by a hash (fact ids) or by lexeme (postings, filled by the chunk
+ * inserts), where incremental inserts land all over the b-tree. Nothing upserts into them.
  */
 const REKEYED_TABLES = ['facts', 'chunk_postings'];
 
@@ -83,10 +84,14 @@ async function insertBatch(
   // Columns named `_x` only travel in the unnest (join keys), they are not inserted.
   const inserted = columns.filter(([name]) => !name.startsWith('_'));
   const selects = inserted.map(([name, type]) => `u.${name}::${type}`);
-  await db.query(
-    `/* benchBulkInsert */ INSERT INTO ${table} (${[...inserted.map(([n]) => n), ...extra.names].join(', ')})
+  const insert = `INSERT INTO ${table} (${[...inserted.map(([n]) => n), ...extra.names].join(', ')})
      SELECT ${[...selects, ...extra.values].join(', ')}
-     FROM unnest(${args.join(', ')}) AS u(${columns.map(([n]) => n).join(', ')})`,
+     FROM unnest(${args.join(', ')}) AS u(${columns.map(([n]) => n).join(', ')})`;
+  // Chunks carry their postings, as the gateway's chunk statements write them.
+  await db.query(
+    table === 'chunks'
+      ? `/* benchBulkInsert */ WITH ${postedChunkInsert('written', insert)} SELECT count(*) FROM written`
+      : `/* benchBulkInsert */ ${insert}`,
     params,
   );
 }

@@ -34,6 +34,7 @@ import { type Latency, latency, median } from './stats.js';
 import {
   type Drained,
   type IngestScenario,
+  type PostingsUpkeep,
   type ReadScenario,
   type Scenario,
   type ScenarioContext,
@@ -161,6 +162,13 @@ export interface IngestFigure {
   derived?: { unit: string; count: number; perSec: number };
   /** The same rows inserted by hand (multi-row INSERTs): their rate, and perSec ÷ that rate. */
   floor?: { perSec: number; ratio: number };
+  /**
+   * What the BM25 postings add per chunk: each timed batch's chunks inserted with and without
+   * the postings CTEs in rolled-back transactions, (Σ with − Σ without) ÷ Σ chunks, in ms.
+   */
+  postingsMsPerChunk?: number;
+  /** Those inserts' sums over the timed batches (each batch's figure a median over rounds). */
+  postingsUpkeep?: PostingsUpkeep;
   /** Scenarios with a run of their own (bulk import): named phases, in milliseconds. */
   phases?: Record<string, number>;
   /** The gateway process's peak resident memory when the scenario ended (PGlite: database included). */
@@ -631,6 +639,7 @@ interface BatchSample {
   /** PostgreSQL: the database backends' CPU time during the request. */
   databaseCpuMs?: number;
   floorMs?: number;
+  postings?: PostingsUpkeep;
   drained?: Drained;
 }
 
@@ -780,8 +789,20 @@ async function timedBatchAsSet(
     cpuMs,
     ...(databaseCpuMs !== undefined ? { databaseCpuMs } : {}),
     ...(scenario.floor && b !== WARM_UP_BATCH ? { floorMs: await scenario.floor(ctx, b) } : {}),
+    ...(await postingsOf(scenario, ctx, b)),
     ...(drained ? { drained } : {}),
   };
+}
+
+/** Batch `b`'s postings upkeep, when the scenario measures it (never for the warm-up batch). */
+async function postingsOf(
+  scenario: IngestScenario,
+  ctx: ScenarioContext,
+  b: number,
+): Promise<{ postings?: PostingsUpkeep }> {
+  if (!scenario.postings || b === WARM_UP_BATCH) return {};
+  const upkeep = await scenario.postings(ctx, b);
+  return upkeep ? { postings: upkeep } : {};
 }
 
 async function figureOf(
@@ -829,6 +850,16 @@ async function figureOf(
     const perSec = (items / floorTotal) * 1000;
     figure.floor = { perSec, ratio: figure.perSec / perSec };
   }
+  const postings = samples.flatMap((s) => (s.postings ? [s.postings] : []));
+  if (postings.length > 0) {
+    const upkeep = {
+      chunks: sum(postings.map((p) => p.chunks)),
+      withMs: sum(postings.map((p) => p.withMs)),
+      withoutMs: sum(postings.map((p) => p.withoutMs)),
+    };
+    figure.postingsUpkeep = upkeep;
+    figure.postingsMsPerChunk = (upkeep.withMs - upkeep.withoutMs) / upkeep.chunks;
+  }
   const drained = samples.flatMap((s) => (s.drained ? [s.drained] : []));
   if (drained.length > 0) {
     const count = sum(drained.map((d) => d.count));
@@ -850,6 +881,9 @@ function logIngest(figure: IngestFigure, log: Log): void {
       (figure.derived ? ` (${figure.derived.perSec.toFixed(0)} ${figure.derived.unit}/s)` : '') +
       (figure.floor
         ? `, ${figure.floor.ratio.toFixed(2)}× the hand-written floor (${figure.floor.perSec.toFixed(0)}/s)`
+        : '') +
+      (figure.postingsMsPerChunk !== undefined
+        ? `, postings ${figure.postingsMsPerChunk.toFixed(3)} ms/chunk`
         : '') +
       (figure.baseline
         ? `, ${figure.baseline.ratio.toFixed(3)}× ${figure.baseline.name} (paired ${figure.baseline.pairedRatio.toFixed(3)}×, CPU ${figure.baseline.cpuRatio.toFixed(3)}×, ${figure.baseline.extraStatements ?? '?'} statements more)`

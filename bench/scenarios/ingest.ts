@@ -3,7 +3,7 @@
  * namespace of their own so the read dataset stays the same for every read scenario.
  */
 import { EPOCH, type Dataset } from '../generate.js';
-import { observationFloorMs } from './ingest-floor.js';
+import { observationFloorMs, postingsUpkeep } from './ingest-floor.js';
 import { INGEST_NAMESPACE, type IngestScenario } from './types.js';
 
 const RESULT = 'accepted rejected results { status code message }';
@@ -83,6 +83,7 @@ export const ingestObservations: IngestScenario = {
   name: 'recordObservations',
   title: 'recordObservations (plain)',
   floor: (ctx, b) => observationFloorMs(ctx, `p-${b}-`),
+  postings: (ctx, b) => postingsUpkeep(ctx, `p-${b}-`),
   unit: 'observations',
   document: RECORD,
   batch: (ds, b, size) => ({

@@ -54,6 +54,8 @@ export interface IngestScenario {
   derived?(ctx: ScenarioContext): Promise<{ unit: string; count: number } | null>;
   /** The same rows as batch `b` inserted by hand (see ingest-floor.ts): milliseconds, NaN when none. */
   floor?(ctx: ScenarioContext, b: number): Promise<number>;
+  /** Batch `b`'s chunks inserted with and without their postings (see ingest-floor.ts). */
+  postings?(ctx: ScenarioContext, b: number): Promise<PostingsUpkeep | null>;
   /** A whole run of its own instead of `batches` × `batch` (the bulk import: begin, load, finish). */
   run?(ctx: ScenarioContext, batchSize: number): Promise<IngestRun>;
   /** Operations sent by `setup`; validated like `document`. */
@@ -79,6 +81,13 @@ export interface IngestScenario {
   beforeBatch?(ctx: ScenarioContext): Promise<void>;
   /** After each timed batch, untimed: the work the batch left to a background worker, drained. */
   afterBatch?(ctx: ScenarioContext, b: number): Promise<Drained | undefined>;
+}
+
+/** One batch's chunks inserted with and without the postings CTEs (medians over rounds). */
+export interface PostingsUpkeep {
+  chunks: number;
+  withMs: number;
+  withoutMs: number;
 }
 
 /** Work a batch left to a background worker (model-extraction jobs), drained after the batch. */

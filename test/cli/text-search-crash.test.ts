@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitOf, killGatewayProcesses, startGatewayProcess } from '../helpers/gateway-process.js';
 import type { Database } from '../../src/db/database.js';
+import { insertChunks } from '../helpers/postings.js';
 import { openFromTemplate, openTestDatabase } from '../helpers/test-database.js';
 
 /**
@@ -32,7 +33,8 @@ async function seed(db: Database): Promise<void> {
      SELECT $1, 'n' || i, 'note', 'Заметка ' || i FROM generate_series(1, $2::int) AS i`,
     [NS, CHUNKS],
   );
-  await db.query(
+  await insertChunks(
+    db,
     `INSERT INTO chunks (namespace, node_key, ord, kind, text, search_text)
      SELECT $1, 'n' || i, 0, 'note', t, t
      FROM generate_series(1, $2::int) AS i, LATERAL (SELECT 'Пропуска для гостей номер ' || i AS t) x`,

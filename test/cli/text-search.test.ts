@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertChunks } from '../helpers/postings.js';
 import { onNativePostgres, openFromTemplate, TEST_EMBEDDING } from '../helpers/test-database.js';
 
 // `memgate text-search NAMESPACE CONFIGURATION`, end to end, on an embedded database of its own
@@ -14,7 +15,8 @@ describe.skipIf(onNativePostgres)('memgate text-search (the command)', () => {
     await db.query(
       `INSERT INTO entities (namespace, key, kind, title) VALUES ('help-ru', 'a', 'document', 'A'), ('help-ru', 'b', 'document', 'B')`,
     );
-    await db.query(
+    await insertChunks(
+      db,
       `INSERT INTO chunks (namespace, node_key, ord, kind, text, search_text)
        VALUES ('help-ru', 'a', 0, 'document', 'x', 'Гостевые пропуска'), ('help-ru', 'b', 0, 'document', 'x', 'Корпоративная сеть')`,
     );

@@ -3,6 +3,7 @@ import { generateDocument } from '../../bench/big-write.js';
 import { chunkMarkdown } from '../../src/domain/chunking.js';
 import { CHUNKS_PER_STEP } from '../../src/modules/documents/document-steps.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { deleteChunks } from '../helpers/postings.js';
 
 /**
  * A document with many chunks is written in bounded transactions (the entity and its text
@@ -81,8 +82,9 @@ describe('large documents are written in steps', () => {
     await gw.db.query(
       `UPDATE entities SET content_hash = NULL WHERE namespace = '${NS}' AND key = 'doc:big'`,
     );
-    await gw.db.query(
-      `DELETE FROM chunks WHERE namespace = '${NS}' AND node_key = 'doc:big' AND ord > ${CHUNKS_PER_STEP}`,
+    await deleteChunks(
+      gw.db,
+      `c.namespace = '${NS}' AND c.node_key = 'doc:big' AND c.ord > ${CHUNKS_PER_STEP}`,
     );
     const next = `${content}\n\n## Appendix\n\nOne more paragraph.`;
     const resent = await gw.gql<Retained>(RETAIN, { d: [{ key: 'doc:big', title: 'Big', content: next }] });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { globalId } from '../../src/global-id.js';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { insertChunks } from '../helpers/postings.js';
 
 const PAYLOAD = 'accepted rejected results { index status id key code message }';
 const RECORD = `mutation($ns: String!, $obs: [ObservationInput!]!) { recordObservations(namespace: $ns, observations: $obs) { ${PAYLOAD} } }`;
@@ -189,7 +190,8 @@ describe('redaction and purge over HTTP', () => {
       },
       'recordObservations',
     );
-    await gw.db.query(
+    await insertChunks(
+      gw.db,
       `INSERT INTO chunks (namespace, node_key, ord, kind, text, search_text) VALUES ($1, 'person:yuri', 0, 'note', 'Yuri bio', 'Yuri bio')`,
       [ns],
     );

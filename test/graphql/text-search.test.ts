@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestGateway, startTestGateway } from '../helpers/gateway.js';
+import { insertChunks, updateChunks } from '../helpers/postings.js';
 import { writeTokensFile } from '../helpers/principals.js';
 import { LOCAL_PRINCIPAL } from '../../src/auth/principal.js';
 import { createLoaders } from '../../src/kernel/loaders.js';
@@ -211,7 +212,8 @@ describe('text search language per namespace', () => {
        SELECT $1, 'n' || i, 'note', 'Заметка ' || i FROM generate_series(1, 1300) AS i`,
       [ns],
     );
-    await gw.db.query(
+    await insertChunks(
+      gw.db,
       `INSERT INTO chunks (namespace, node_key, ord, kind, text, search_text)
        SELECT $1, 'n' || i, 0, 'note', t, t
        FROM generate_series(1, 1300) AS i, LATERAL (SELECT 'Пропуска для гостей номер ' || i AS t) x`,
@@ -240,7 +242,8 @@ describe('text search language per namespace', () => {
        SELECT $1, 'n' || i, 'note', 'Заметка ' || i FROM generate_series(1, 1100) AS i`,
       [ns],
     );
-    await gw.db.query(
+    await insertChunks(
+      gw.db,
       `INSERT INTO chunks (namespace, node_key, ord, kind, text, search_text)
        SELECT $1, 'n' || i, 0, 'note', t, t
        FROM generate_series(1, 1100) AS i, LATERAL (SELECT 'Пропуска для гостей номер ' || i AS t) x`,
@@ -362,9 +365,11 @@ describe('a re-derivation interrupted by a crash', () => {
       );
       expect(set.errors).toBeUndefined();
       // What kill -9 half-way leaves behind: the run RUNNING, half of the chunks in the old language.
-      await first.db.query(
-        `UPDATE chunks SET ts_config = 'english' WHERE namespace = 'resume'
-           AND chunk_id > (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY chunk_id) FROM chunks WHERE namespace = 'resume')`,
+      await updateChunks(
+        first.db,
+        `ts_config = 'english'`,
+        `c.namespace = 'resume'
+           AND c.chunk_id > (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY chunk_id) FROM chunks WHERE namespace = 'resume')`,
       );
       await first.db.query(
         `UPDATE text_search_reindex SET state = 'RUNNING', done = 15, finished_at = NULL WHERE namespace = 'resume'`,

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../src/db/database.js';
 import { factId, observationId } from '../../src/domain/ids.js';
+import { insertChunks } from './postings.js';
 
 /**
  * Direct SQL seeding of graph rows for read tests: exact control over statuses, intervals,
@@ -202,17 +203,16 @@ export interface SeedChunk {
   visibility?: string[];
 }
 
-/** Inserts chunks (no embeddings); returns their chunk ids in input order. */
+/** Inserts chunks (no embeddings) with their postings; returns their chunk ids in input order. */
 export async function seedChunks(db: Queryable, namespace: string, chunks: SeedChunk[]): Promise<number[]> {
-  const { rows } = await db.query<{ chunkId: number; nodeKey: string; ord: number }>(
-    `/* seedChunks */
-     INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, observation_id,
+  const rows = await insertChunks(
+    db,
+    `INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, observation_id,
                          visibility, scopes)
      SELECT $1, c.node_key, c.ord, 'document', c.title, c.heading, c.text, c.text, c.observation_id,
             c.visibility, c.visibility
      FROM jsonb_to_recordset($2::jsonb) AS c(node_key text, ord int, title text, heading text, text text,
-            observation_id text, visibility text[])
-     RETURNING chunk_id AS "chunkId", node_key AS "nodeKey", ord`,
+            observation_id text, visibility text[])`,
     [
       namespace,
       JSON.stringify(
@@ -228,7 +228,7 @@ export async function seedChunks(db: Queryable, namespace: string, chunks: SeedC
       ),
     ],
   );
-  const byKey = new Map(rows.map((r) => [`${r.nodeKey}#${r.ord}`, Number(r.chunkId)]));
+  const byKey = new Map(rows.map((r) => [`${r.nodeKey}#${r.ord}`, r.chunkId]));
   return chunks.map((c) => byKey.get(`${c.nodeKey}#${c.order}`)!);
 }
 

@@ -7,10 +7,11 @@ import {
 } from '../../src/modules/retrieval/pipeline/channels/lexical.js';
 import { NO_FILTERS } from '../../src/modules/retrieval/pipeline/channels/filters.js';
 import { type ChunkWrite, replaceChunks } from '../../src/kernel/store/chunk-store.js';
+import { deleteChunks, updateChunks } from '../helpers/postings.js';
 import { openTestDatabase } from '../helpers/test-database.js';
 
 // Okapi BM25 in SQL (lexical channel) checked against a plain implementation of the formula
-// over the same lexemes, and the trigger-maintained postings/statistics against a recount.
+// over the same lexemes, and the postings/statistics the chunk statements write against a recount.
 
 const K1 = 1.2;
 const B = 0.75;
@@ -168,16 +169,14 @@ describe('BM25 lexical channel', () => {
     ]);
     // Title and heading lexemes that the text holds; "guide" is in the text only.
     expect(await flagged()).toEqual(['harbour', 'pilot', 'tanker']);
-    await db.query(`UPDATE chunks SET title = 'Guide' WHERE namespace = $1`, [ns]); // same tsvector
+    await updateChunks(db, `title = 'Guide'`, 'c.namespace = $1', [ns]); // same tsvector
     expect(await flagged()).toEqual(['guid', 'tanker']);
-    await db.query(`UPDATE chunks SET search_text = 'Guide of pilots' WHERE namespace = $1`, [ns]);
+    await updateChunks(db, `search_text = 'Guide of pilots'`, 'c.namespace = $1', [ns]);
     expect(await flagged()).toEqual(['guid']);
-    await db.query(`UPDATE chunks SET heading = NULL, title = NULL WHERE namespace = $1`, [ns]);
+    await updateChunks(db, 'heading = NULL, title = NULL', 'c.namespace = $1', [ns]);
     expect(await flagged()).toEqual([]);
-    await db.query(
-      `UPDATE chunks SET title = 'Pilots', ts_config = 'simple'::regconfig WHERE namespace = $1`,
-      [ns],
-    ); // a reindex into another configuration: the label is analysed in the new one
+    // A reindex into another configuration: the label is analysed in the new one.
+    await updateChunks(db, `title = 'Pilots', ts_config = 'simple'::regconfig`, 'c.namespace = $1', [ns]);
     expect(await flagged()).toEqual(['pilots']);
   });
 
@@ -275,16 +274,15 @@ describe('BM25 lexical channel', () => {
     await replaceChunks(db, ns, 'a', [chunk(0, 'alpha beta gamma'), chunk(1, 'beta beta delta')]);
     await replaceChunks(db, ns, 'b', [chunk(0, 'gamma epsilon')]);
     await replaceChunks(db, ns, 'a', [chunk(0, 'zeta eta theta iota')]); // rewrite
-    await db.query(
-      `UPDATE chunks SET search_text = 'epsilon epsilon kappa' WHERE namespace = $1 AND node_key = 'b'`,
-      [ns],
-    );
-    await db.query(`UPDATE chunks SET meta = '{"x":1}' WHERE namespace = $1`, [ns]); // no text change
+    await updateChunks(db, `search_text = 'epsilon epsilon kappa'`, `c.namespace = $1 AND c.node_key = 'b'`, [
+      ns,
+    ]);
+    await updateChunks(db, `meta = '{"x":1}'`, 'c.namespace = $1', [ns]); // no text change
     let r = await recount(ns);
     expect(r.stats).toEqual(r.truth);
     expect(r.stray).toBe(0);
     expect(r.postings[0]).toBe(r.postings[1]);
-    await db.query(`DELETE FROM chunks WHERE namespace = $1 AND node_key = 'a'`, [ns]);
+    await deleteChunks(db, `c.namespace = $1 AND c.node_key = 'a'`, [ns]);
     r = await recount(ns);
     expect(r.stats).toEqual(r.truth);
     expect(r.postings[0]).toBe(r.postings[1]);

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/database.js';
 import { namedIn } from './entity-link-store.js';
 import { ENTITY_JSON, type EntityRow, entityRowOfJson } from './entity-store.js';
+import { deleteChunksPosted, postedColumns, postingsOfInserted } from './postings.js';
 import { param, raw, run, sql } from './sql.js';
 import { visible } from './visibility.js';
 
@@ -97,7 +98,7 @@ export function chunkRecordOf(c: ChunkWrite) {
 
 /**
  * Replaces every chunk of `nodeKey` with `chunks` in one multi-row statement (plus the delete):
- * rewriting a node never leaves a mix of old and new chunks. Postings follow by trigger.
+ * rewriting a node never leaves a mix of old and new chunks. Each statement writes its postings.
  */
 export async function replaceChunks(
   q: Queryable,
@@ -105,11 +106,16 @@ export async function replaceChunks(
   nodeKey: string,
   chunks: ChunkWrite[],
 ): Promise<number[]> {
+  await deleteChunksOfNode(q, namespace, nodeKey);
+  return appendChunks(q, namespace, nodeKey, chunks);
+}
+
+/** Deletes every chunk of one node, with its postings. */
+export async function deleteChunksOfNode(q: Queryable, namespace: string, nodeKey: string): Promise<void> {
   await run(
     q,
-    sql`/* deleteChunksOfNode */ DELETE FROM chunks WHERE namespace = ${namespace} AND node_key = ${nodeKey}`,
+    sql`/* deleteChunksOfNode */ ${deleteChunksPosted(sql`WHERE c.namespace = ${namespace} AND c.node_key = ${nodeKey}`)}`,
   );
-  return appendChunks(q, namespace, nodeKey, chunks);
 }
 
 /** Adds chunks to a node without touching its others (a large document arrives in steps). */
@@ -123,18 +129,21 @@ export async function appendChunks(
   const { rows } = await run<{ chunkId: number }>(
     q,
     sql`/* insertChunks */
-     INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
-                         meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
-     SELECT ${namespace}, ${nodeKey}, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.ts_config::regconfig, c.source_path,
-            c.meta, c.scopes, c.visibility, c.observation_id, c.occurred_at, c.pii, c.pii_categories, c.embedding::vector
-     FROM jsonb_to_recordset(${
-       // Serialised here: an array parameter would reach node-postgres as a PostgreSQL array.
-       JSON.stringify(chunks.map(chunkRecordOf))
-     }::jsonb) AS c(ord int, kind text, title text, heading text, text text, search_text text,
-            source_path text, meta jsonb, scopes text[], visibility text[], observation_id text, occurred_at timestamptz,
-            pii boolean, pii_categories text[], embedding text, ts_config text)
-     ORDER BY c.ord
-     RETURNING chunk_id AS "chunkId"`,
+     WITH written AS (
+       INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
+                           meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
+       SELECT ${namespace}, ${nodeKey}, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.ts_config::regconfig, c.source_path,
+              c.meta, c.scopes, c.visibility, c.observation_id, c.occurred_at, c.pii, c.pii_categories, c.embedding::vector
+       FROM jsonb_to_recordset(${
+         // Serialised here: an array parameter would reach node-postgres as a PostgreSQL array.
+         JSON.stringify(chunks.map(chunkRecordOf))
+       }::jsonb) AS c(ord int, kind text, title text, heading text, text text, search_text text,
+              source_path text, meta jsonb, scopes text[], visibility text[], observation_id text, occurred_at timestamptz,
+              pii boolean, pii_categories text[], embedding text, ts_config text)
+       ORDER BY c.ord
+       RETURNING ${postedColumns('chunks')}, chunks.ord
+     ), ${postingsOfInserted('written')}
+     SELECT chunk_id AS "chunkId" FROM written ORDER BY ord`,
   );
   return rows.map((r) => Number(r.chunkId));
 }
@@ -205,7 +214,7 @@ export async function listChunksForEmbedding(
   return rows.map((r) => ({ ...r, chunkId: Number(r.chunkId) }));
 }
 
-/** Sets embeddings by (namespace, chunk id); the postings trigger ignores rows whose text is unchanged. */
+/** Sets embeddings by (namespace, chunk id); no indexed column changes, so no posting does. */
 export async function updateChunkEmbeddings(
   q: Queryable,
   rows: { namespace: string; chunkId: number; embedding: number[] }[],

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.js';
+import { updateChunksPosted } from './postings.js';
 import { type Param, type SqlFragment, param, raw, run, sql } from './sql.js';
 
 /**
@@ -6,8 +7,8 @@ import { type Param, type SqlFragment, param, raw, run, sql } from './sql.js';
  * its neighbouring turns, so "what did she answer?" finds the answer turn by the question's
  * words. The chunk's shown `text` never changes; its `search_text` becomes the writer's own
  * search text repeated (own words weigh more in BM25) followed by the neighbours' text, and the
- * writer's version is kept in `own_search_text` so every rebuild starts from it. The postings
- * follow by trigger.
+ * writer's version is kept in `own_search_text` so every rebuild starts from it. The statement
+ * that changes a chunk's search text rewrites its postings too.
  *
  * The window is a namespace setting (`namespace_settings.context_previous/next`, NULL = the
  * default here). A neighbour lends its text only when everyone who may see the chunk may see
@@ -46,13 +47,13 @@ export async function indexObservationContext(
   observationIds: readonly string[] | null,
 ): Promise<number> {
   if (observationIds !== null && observationIds.length === 0) return 0;
-  const { rowCount } = await run(
+  const { rows } = await run<{ n: number }>(
     q,
     observationIds === null
       ? rebuildSessions(namespace)
       : rebuildNeighbourhoods(namespace, [...observationIds]),
   );
-  return rowCount;
+  return rows[0]?.n ?? 0;
 }
 
 /** The namespace's window as a CTE named `win` (previous, next). */
@@ -70,30 +71,35 @@ const SHORT_TURN = (o: string) =>
 const SEEN_BY_ALL = raw(`(cardinality(n.visibility) = 0
                                OR (cardinality(a.visibility) > 0 AND a.visibility <@ n.visibility))`);
 
-/** The chunk update both rebuilds end with, from a CTE `contexts(observation_id, neighbours, windowed)`. */
-function updateChunks(namespace: unknown) {
+/**
+ * The chunk update both rebuilds end with, after `ctes` (which define
+ * `contexts(observation_id, neighbours, windowed)`): only chunks whose text changes are locked
+ * and updated, and only their postings are rewritten.
+ */
+function updateChunks(namespace: unknown, ctes: SqlFragment) {
   const own = raw('coalesce(c.own_search_text, c.search_text)');
-  return sql`target AS MATERIALIZED (
-       SELECT c.chunk_id,
-              CASE WHEN x.windowed THEN ${own} END AS own_text,
-              CASE WHEN x.windowed
-                   THEN repeat(${own} || E'\n', ${OWN_TEXT_REPEATS}) || coalesce(x.neighbours, '')
-                   ELSE ${own} END AS search_text
-       FROM contexts x
+  return updateChunksPosted({
+    with: ctes,
+    changes: sql`t.own_text AS new_own_text, t.search_text AS new_search_text`,
+    from: sql`FROM contexts x
        JOIN chunks c ON c.namespace = ${namespace} AND c.observation_id = x.observation_id
                     AND c.node_key = x.observation_id
-     )
-     UPDATE chunks c
-     SET search_text = t.search_text, own_search_text = t.own_text
-     FROM target t
-     WHERE c.namespace = ${namespace} AND c.chunk_id = t.chunk_id
-       AND (c.search_text IS DISTINCT FROM t.search_text OR c.own_search_text IS DISTINCT FROM t.own_text)`;
+       CROSS JOIN LATERAL (
+         SELECT CASE WHEN x.windowed THEN ${own} END AS own_text,
+                CASE WHEN x.windowed
+                     THEN repeat(${own} || E'\n', ${OWN_TEXT_REPEATS}) || coalesce(x.neighbours, '')
+                     ELSE ${own} END AS search_text
+       ) t
+       WHERE c.search_text IS DISTINCT FROM t.search_text OR c.own_search_text IS DISTINCT FROM t.own_text`,
+    set: sql`search_text = o.new_search_text, own_search_text = o.new_own_text`,
+  });
 }
 
 /** Every session of the namespace, numbered whole (a window change, `memgate reindex`). */
 function rebuildSessions(namespace: string) {
-  return sql`/* indexObservationContext */
-     WITH ${windowCte(namespace)}, ordered AS MATERIALIZED (
+  return sql`/* indexObservationContext */ ${updateChunks(
+    namespace,
+    sql`${windowCte(namespace)}, ordered AS MATERIALIZED (
        SELECT o.observation_id, o.session_id, o.visibility, ${LENT} AS lent, ${SHORT_TURN('o')} AS short,
               row_number() OVER (PARTITION BY o.session_id ORDER BY o.occurred_at, o.arrival) AS pos
        FROM observations o
@@ -108,7 +114,8 @@ function rebuildSessions(namespace: string) {
                           AND n.lent IS NOT NULL AND ${SEEN_BY_ALL}
        WHERE a.short
        GROUP BY a.observation_id
-     ), ${updateChunks(namespace)}`;
+     )`,
+  )}`;
 }
 
 /** One session's turns (with content) before / after turn `t`, nearest first, at most `limit`. */
@@ -166,8 +173,9 @@ export function contextualChunkColumns(ns: Param, c: string) {
 function rebuildNeighbourhoods(namespace: string, ids: string[]) {
   const ns = param(namespace);
   const key = raw('o.observation_id');
-  return sql`/* indexObservationContext */
-     WITH ${windowCte(ns)}, touched AS MATERIALIZED (
+  return sql`/* indexObservationContext */ ${updateChunks(
+    ns,
+    sql`${windowCte(ns)}, touched AS MATERIALIZED (
        SELECT o.observation_id, o.session_id, o.occurred_at, o.arrival FROM observations o
        WHERE o.namespace = ${ns} AND o.observation_id = ANY(${ids}::text[])
          AND o.session_id IS NOT NULL AND o.content IS NOT NULL
@@ -184,7 +192,8 @@ function rebuildNeighbourhoods(namespace: string, ids: string[]) {
        JOIN observations a ON a.namespace = ${ns} AND a.observation_id = f.observation_id
        CROSS JOIN LATERAL ${neighboursOf(ns, 'a')} x
        WHERE ${SHORT_TURN('a')}
-     ), ${updateChunks(ns)}`;
+     )`,
+  )}`;
 }
 
 export async function findContextWindow(q: Queryable, namespace: string): Promise<ContextWindow> {

@@ -1,7 +1,8 @@
 import type { Queryable } from '../../db/database.js';
 import { changedIds, noteChanges } from '../change-notice.js';
-import { chunkRecordOf } from './chunk-store.js';
+import { chunkRecordOf, deleteChunksOfNode } from './chunk-store.js';
 import { contextualChunkColumns, windowCte } from './context-index-store.js';
+import { deleteChunksPosted, postedColumns, postingsOfInserted } from './postings.js';
 import { param, raw, run, sql } from './sql.js';
 import { visible } from './visibility.js';
 
@@ -240,8 +241,8 @@ export interface ObservationChunkWrite {
 }
 
 /**
- * Inserts the chunks of freshly recorded observations in one multi-row statement (the owners
- * are new, so nothing is replaced). Postings follow by trigger.
+ * Inserts the chunks of freshly recorded observations, with their postings, in one multi-row
+ * statement (the owners are new, so nothing is replaced).
  */
 export async function insertObservationChunks(
   q: Queryable,
@@ -259,18 +260,21 @@ export async function insertObservationChunks(
   await run(
     q,
     sql`/* insertObservationChunks */
-     WITH ${windowCte(ns)}
-     INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, own_search_text, ts_config,
-                         source_path, meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
-     SELECT ${ns}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, ${context.searchText}, ${context.ownText},
-            c.ts_config::regconfig,
-            c.source_path, coalesce(c.meta, '{}'::jsonb), coalesce(c.scopes, '{}'), coalesce(c.visibility, '{}'),
-            c.observation_id, c.occurred_at, c.pii, coalesce(c.pii_categories, '{}'), c.embedding::vector
-     FROM jsonb_to_recordset(${JSON.stringify(payload)}::jsonb) AS c(node_key text, ord int, kind text, title text, heading text, text text,
-            search_text text, own_search_text text, source_path text, meta jsonb, scopes text[], visibility text[], observation_id text,
-            occurred_at timestamptz, pii boolean, pii_categories text[], embedding text, ts_config text)
-     ${context.joins}
-     ON CONFLICT (namespace, node_key, ord) DO NOTHING`,
+     WITH ${windowCte(ns)}, written AS (
+       INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, own_search_text, ts_config,
+                           source_path, meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
+       SELECT ${ns}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, ${context.searchText}, ${context.ownText},
+              c.ts_config::regconfig,
+              c.source_path, coalesce(c.meta, '{}'::jsonb), coalesce(c.scopes, '{}'), coalesce(c.visibility, '{}'),
+              c.observation_id, c.occurred_at, c.pii, coalesce(c.pii_categories, '{}'), c.embedding::vector
+       FROM jsonb_to_recordset(${JSON.stringify(payload)}::jsonb) AS c(node_key text, ord int, kind text, title text, heading text, text text,
+              search_text text, own_search_text text, source_path text, meta jsonb, scopes text[], visibility text[], observation_id text,
+              occurred_at timestamptz, pii boolean, pii_categories text[], embedding text, ts_config text)
+       ${context.joins}
+       ON CONFLICT (namespace, node_key, ord) DO NOTHING
+       RETURNING ${postedColumns('chunks')}
+     ), ${postingsOfInserted('written')}
+     SELECT count(*)::int AS n FROM written`,
   );
 }
 
@@ -340,12 +344,13 @@ export async function deleteChunksOfObservation(
   observationId: string,
   visibleScopes: string[] | null,
 ): Promise<number> {
-  const { rowCount } = await run(
+  const { rows } = await run<{ n: number }>(
     q,
-    sql`/* deleteChunksOfObservation */ DELETE FROM chunks c WHERE c.namespace = ${namespace} AND c.observation_id = ${observationId}
-     AND ${visible('c', visibleScopes)}`,
+    sql`/* deleteChunksOfObservation */ ${deleteChunksPosted(
+      sql`WHERE c.namespace = ${namespace} AND c.observation_id = ${observationId} AND ${visible('c', visibleScopes)}`,
+    )}`,
   );
-  return rowCount;
+  return rows[0]?.n ?? 0;
 }
 
 /** Replaces every chunk of one node (an episode rewritten by a later observation). */
@@ -355,10 +360,7 @@ export async function replaceNodeChunks(
   nodeKey: string,
   chunks: ObservationChunkWrite[],
 ): Promise<void> {
-  await run(
-    q,
-    sql`/* deleteChunksOfNode */ DELETE FROM chunks WHERE namespace = ${namespace} AND node_key = ${nodeKey}`,
-  );
+  await deleteChunksOfNode(q, namespace, nodeKey);
   await insertObservationChunks(q, namespace, chunks);
 }
 

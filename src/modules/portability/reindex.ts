@@ -26,7 +26,7 @@ import { reindexContext } from '../observations/index.js';
  * 2. The HNSW index is dropped (one build at the end is far cheaper than per-row inserts);
  *    when the dimension changes the column is retyped and emptied (`USING NULL`).
  * 3. Chunks are embedded in batches as `embeddingText(title, heading, text)` — the text every
- *    write path embeds — and written back; the postings trigger ignores unchanged text.
+ *    write path embeds — and written back; no indexed text changes, so no posting does.
  * 4. The index is rebuilt and the settings row records the new model and dimension.
  * 5. The contextual index (turns indexed with their neighbours, the namespaces' windows) is
  *    rebuilt too, so data written before it existed gains it.

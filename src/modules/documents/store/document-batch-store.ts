@@ -13,6 +13,7 @@ import {
   LINKS_TO,
   type OpenLink,
 } from './document-store.js';
+import { deleteChunksPosted, postedColumns, postingsOfInserted } from '../../../kernel/store/postings.js';
 import { raw, run, sql } from '../../../kernel/store/sql.js';
 import { factVisible, visible } from '../../../kernel/store/visibility.js';
 
@@ -83,7 +84,7 @@ export async function updateLinkFactScopesOf(
 
 /**
  * Deletes every chunk of `keys` (documents about to be rewritten), checked visible through
- * their entity as it stands before the rewrite. Postings follow by trigger, once for all.
+ * their entity as it stands before the rewrite, and their postings, in one statement.
  */
 export async function deleteChunksOfDocuments(
   q: Queryable,
@@ -94,10 +95,11 @@ export async function deleteChunksOfDocuments(
   if (keys.length === 0) return;
   await run(
     q,
-    sql`/* deleteChunksOfDocuments */
-     DELETE FROM chunks c USING entities e
-     WHERE c.namespace = ${namespace} AND c.node_key = ANY(${keys}::text[])
-       AND e.namespace = c.namespace AND e.key = c.node_key AND ${visible('e', visibleScopes)}`,
+    sql`/* deleteChunksOfDocuments */ ${deleteChunksPosted(
+      sql`USING entities e
+       WHERE c.namespace = ${namespace} AND c.node_key = ANY(${keys}::text[])
+         AND e.namespace = c.namespace AND e.key = c.node_key AND ${visible('e', visibleScopes)}`,
+    )}`,
   );
 }
 
@@ -154,9 +156,9 @@ export async function writeDocumentBodies(
 export const CHUNKS_PER_INSERT = 250;
 
 /**
- * Inserts the chunks of many documents, CHUNKS_PER_INSERT per multi-row statement (the BM25
- * postings follow by one statement-level trigger each). Each chunk lands only on a document
- * the writer owns here.
+ * Inserts the chunks of many documents, CHUNKS_PER_INSERT per multi-row statement, each
+ * statement writing their BM25 postings too. Each chunk lands only on a document the writer
+ * owns here.
  */
 export async function insertDocumentChunks(
   q: Queryable,
@@ -181,17 +183,21 @@ async function insertChunkSlice(
   await run(
     q,
     sql`/* insertDocumentChunks */
-     INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
-                         meta, scopes, visibility, occurred_at, pii, pii_categories, embedding)
-     SELECT ${namespace}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text,
-            c.ts_config::regconfig, c.source_path, c.meta, c.scopes, c.visibility, c.occurred_at, c.pii, c.pii_categories,
-            c.embedding::vector
-     FROM jsonb_to_recordset(${payload}::jsonb) AS c(node_key text, ord int, kind text, title text, heading text,
-            text text, search_text text, source_path text, meta jsonb, scopes text[], visibility text[],
-            occurred_at timestamptz, pii boolean, pii_categories text[], embedding text, ts_config text)
-     JOIN entities e ON e.namespace = ${namespace} AND e.key = c.node_key
-     WHERE ${writtenByThisBatch('e', visibleScopes, 'c.visibility')}
-     ORDER BY c.node_key, c.ord`,
+     WITH written AS (
+       INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
+                           meta, scopes, visibility, occurred_at, pii, pii_categories, embedding)
+       SELECT ${namespace}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text,
+              c.ts_config::regconfig, c.source_path, c.meta, c.scopes, c.visibility, c.occurred_at, c.pii, c.pii_categories,
+              c.embedding::vector
+       FROM jsonb_to_recordset(${payload}::jsonb) AS c(node_key text, ord int, kind text, title text, heading text,
+              text text, search_text text, source_path text, meta jsonb, scopes text[], visibility text[],
+              occurred_at timestamptz, pii boolean, pii_categories text[], embedding text, ts_config text)
+       JOIN entities e ON e.namespace = ${namespace} AND e.key = c.node_key
+       WHERE ${writtenByThisBatch('e', visibleScopes, 'c.visibility')}
+       ORDER BY c.node_key, c.ord
+       RETURNING ${postedColumns('chunks')}
+     ), ${postingsOfInserted('written')}
+     SELECT count(*)::int AS n FROM written`,
   );
 }
 

@@ -7,6 +7,7 @@ import type {
 } from '../../../kernel/store/observation-store.js';
 import { Mutex } from '../../../db/mutex.js';
 import { contextualChunkColumns, windowCte } from '../../../kernel/store/context-index-store.js';
+import { postedColumns, postingsOfInserted } from '../../../kernel/store/postings.js';
 import { ident, param, raw, run, sql } from '../../../kernel/store/sql.js';
 
 /**
@@ -106,18 +107,21 @@ export async function insertObservationsBulk(
     await run(
       tx,
       sql`/* bulkInsertChunks */
-       WITH ${windowCte(ns)}
-       INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, own_search_text,
-                           ts_config, source_path, meta, scopes, visibility, observation_id, occurred_at, pii,
-                           pii_categories, embedding)
-       SELECT ${ns}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, ${context.searchText}, ${context.ownText},
-              c.ts_config::regconfig,
-              c.source_path, c.meta, c.scopes, c.visibility, c.observation_id, c.occurred_at, c.pii,
-              c.pii_categories, v.embedding
-       FROM bulk_chunks c JOIN unnest(${ids}::text[]) AS i(observation_id) USING (observation_id)
-       LEFT JOIN bulk_vectors v USING (seq)
-       ${context.joins}
-       ON CONFLICT (namespace, node_key, ord) DO NOTHING`,
+       WITH ${windowCte(ns)}, written AS (
+         INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, own_search_text,
+                             ts_config, source_path, meta, scopes, visibility, observation_id, occurred_at, pii,
+                             pii_categories, embedding)
+         SELECT ${ns}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, ${context.searchText}, ${context.ownText},
+                c.ts_config::regconfig,
+                c.source_path, c.meta, c.scopes, c.visibility, c.observation_id, c.occurred_at, c.pii,
+                c.pii_categories, v.embedding
+         FROM bulk_chunks c JOIN unnest(${ids}::text[]) AS i(observation_id) USING (observation_id)
+         LEFT JOIN bulk_vectors v USING (seq)
+         ${context.joins}
+         ON CONFLICT (namespace, node_key, ord) DO NOTHING
+         RETURNING ${postedColumns('chunks')}
+       ), ${postingsOfInserted('written')}
+       SELECT count(*)::int AS n FROM written`,
     );
   }
   return new Set(ids);

@@ -1,10 +1,12 @@
 import type { Queryable } from '../../../db/database.js';
+import { postedColumns, postingsOfInserted } from '../../../kernel/store/postings.js';
 import { ident, join, param, raw, run, sql } from '../../../kernel/store/sql.js';
 
 /**
  * The tables a namespace export carries, in the order they are written and read back. Each is
  * exported whole (every column but generated ones), so an import reproduces the rows exactly;
- * chunk postings and lexical statistics are left out because the chunks' triggers rebuild them.
+ * chunk postings and lexical statistics are left out because the import's chunk statements
+ * write them, as every chunk write does.
  * Names come from this list only, never from input; they enter statements through `ident`.
  */
 export const EXPORT_TABLES = [
@@ -135,7 +137,8 @@ export async function readDomainPacks(q: Queryable, namespaces: readonly string[
 
 /**
  * Inserts rows as they were exported; a row whose key exists is left alone, which makes a
- * second import of the same file a no-op. Returns how many rows were new.
+ * second import of the same file a no-op. Chunks are inserted with their BM25 postings, as
+ * every chunk write is. Returns how many rows were new.
  */
 export async function insertRows(
   q: Queryable,
@@ -145,13 +148,17 @@ export async function insertRows(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const list = join(columns.map(ident), ', ');
-  const { rowCount } = await run(
-    q,
-    sql`/* importRows */ INSERT INTO ${ident(table)} (${list}) OVERRIDING SYSTEM VALUE
+  const insert = sql`INSERT INTO ${ident(table)} (${list}) OVERRIDING SYSTEM VALUE
      SELECT ${list} FROM jsonb_populate_recordset(NULL::${ident(table)}, ${JSON.stringify(rows)}::jsonb)
-     ON CONFLICT DO NOTHING`,
+     ON CONFLICT DO NOTHING`;
+  if (table !== 'chunks') return (await run(q, sql`/* importRows */ ${insert}`)).rowCount;
+  const { rows: written } = await run<{ n: number }>(
+    q,
+    sql`/* importRows */ WITH written AS (${insert} RETURNING ${postedColumns('chunks')}),
+     ${postingsOfInserted('written')}
+     SELECT count(*)::int AS n FROM written`,
   );
-  return rowCount;
+  return written[0]?.n ?? 0;
 }
 
 /** Identity columns continue after the highest imported id, so new rows never collide. */

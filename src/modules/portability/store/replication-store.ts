@@ -408,9 +408,9 @@ export async function boundLockWait(q: Queryable, ms: number): Promise<void> {
 
 /**
  * Deletes the namespace's rows from the given tables, in the caller's transaction, as the
- * replication role does (`session_replication_role = replica`): the fence, the audit log's
- * append-only rule and the postings triggers stay silent, the postings and statistics being
- * tenant tables deleted here too. Returns the rows deleted.
+ * replication role does (`session_replication_role = replica`): the fence and the audit log's
+ * append-only rule stay silent. A plain DELETE of chunks leaves their postings alone: the
+ * postings and statistics are tenant tables, deleted here too. Returns the rows deleted.
  */
 export async function deleteNamespaceRows(
   q: Queryable,

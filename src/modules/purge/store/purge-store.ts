@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../db/database.js';
 import { noteChanges } from '../../../kernel/change-notice.js';
+import { deleteChunksPosted } from '../../../kernel/store/postings.js';
 import { type Param, param, run, type SqlFragment, sql } from '../../../kernel/store/sql.js';
 import { factVisible, visible } from '../../../kernel/store/visibility.js';
 
@@ -78,8 +79,8 @@ export async function lockVisibleEntity(
 }
 
 /**
- * Deletes an entity the caller can see, its attribute versions and its chunks (postings follow
- * by trigger). Returns null when the entity does not exist or is hidden from the caller.
+ * Deletes an entity the caller can see, its attribute versions and its chunks with their
+ * postings. Returns null when the entity does not exist or is hidden from the caller.
  */
 export async function deleteEntityRows(
   q: Queryable,
@@ -111,10 +112,11 @@ export async function deleteEntityRows(
     q,
     sql`/* deleteEntityVersions */ DELETE FROM entity_versions WHERE namespace = ${namespace} AND key = ${key}`,
   );
-  const chunks = await run(
+  const chunks = await run<{ n: number }>(
     q,
-    sql`/* deleteChunksOfEntity */ DELETE FROM chunks c WHERE c.namespace = ${namespace} AND c.node_key = ${key}
-     AND ${visible('c', visibleScopes)}`,
+    sql`/* deleteChunksOfEntity */ ${deleteChunksPosted(
+      sql`WHERE c.namespace = ${namespace} AND c.node_key = ${key} AND ${visible('c', visibleScopes)}`,
+    )}`,
   );
-  return { ...entity, versions: versions.rowCount, chunks: chunks.rowCount };
+  return { ...entity, versions: versions.rowCount, chunks: chunks.rows[0]?.n ?? 0 };
 }

@@ -1,5 +1,5 @@
 /**
- * Okapi BM25 in SQL over `chunk_postings` (kept right by triggers on chunks) and
+ * Okapi BM25 in SQL over `chunk_postings` (written by every statement that writes chunks) and
  * `lexical_stats` (per namespace and text-search configuration: documents and total length):
  *
  *   score(d) = Σ_t idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl)),

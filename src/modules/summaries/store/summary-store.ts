@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../db/database.js';
 import { chunkRecordOf, type ChunkWrite } from '../../../kernel/store/chunk-store.js';
+import { deleteChunksPosted, postedColumns, postingsOfInserted } from '../../../kernel/store/postings.js';
 import { param, run, sql } from '../../../kernel/store/sql.js';
 import { visible } from '../../../kernel/store/visibility.js';
 import type { SummarySources } from '../summary-material.js';
@@ -45,25 +46,30 @@ export async function replaceSummaries(
   if (keys.length === 0) return;
   await run(
     q,
-    sql`/* deleteSummaries */ DELETE FROM chunks c
-     WHERE c.namespace = ${namespace} AND c.kind = ${SUMMARY_KIND} AND c.node_key = ANY(${[...keys]}::text[])`,
+    sql`/* deleteSummaries */ ${deleteChunksPosted(
+      sql`WHERE c.namespace = ${namespace} AND c.kind = ${SUMMARY_KIND} AND c.node_key = ANY(${[...keys]}::text[])`,
+    )}`,
   );
   if (summaries.length === 0) return;
   const records = summaries.map((s) => ({ node_key: s.nodeKey, ...chunkRecordOf(s.chunk) }));
   await run(
     q,
     sql`/* insertSummaries */
-     INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
-                         meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
-     SELECT ${namespace}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.ts_config::regconfig,
-            c.source_path, c.meta, c.scopes, c.visibility, c.observation_id, c.occurred_at, c.pii, c.pii_categories,
-            c.embedding::vector
-     FROM jsonb_to_recordset(${JSON.stringify(records)}::jsonb)
-       AS c(node_key text, ord int, kind text, title text, heading text, text text, search_text text,
-            source_path text, meta jsonb, scopes text[], visibility text[], observation_id text, occurred_at timestamptz,
-            pii boolean, pii_categories text[], embedding text, ts_config text)
-     -- Only entities still there: one purged while its summary was being built gets none.
-     WHERE EXISTS (SELECT 1 FROM entities e WHERE e.namespace = ${namespace} AND e.key = c.node_key)`,
+     WITH written AS (
+       INSERT INTO chunks (namespace, node_key, ord, kind, title, heading, text, search_text, ts_config, source_path,
+                           meta, scopes, visibility, observation_id, occurred_at, pii, pii_categories, embedding)
+       SELECT ${namespace}, c.node_key, c.ord, c.kind, c.title, c.heading, c.text, c.search_text, c.ts_config::regconfig,
+              c.source_path, c.meta, c.scopes, c.visibility, c.observation_id, c.occurred_at, c.pii, c.pii_categories,
+              c.embedding::vector
+       FROM jsonb_to_recordset(${JSON.stringify(records)}::jsonb)
+         AS c(node_key text, ord int, kind text, title text, heading text, text text, search_text text,
+              source_path text, meta jsonb, scopes text[], visibility text[], observation_id text, occurred_at timestamptz,
+              pii boolean, pii_categories text[], embedding text, ts_config text)
+       -- Only entities still there: one purged while its summary was being built gets none.
+       WHERE EXISTS (SELECT 1 FROM entities e WHERE e.namespace = ${namespace} AND e.key = c.node_key)
+       RETURNING ${postedColumns('chunks')}
+     ), ${postingsOfInserted('written')}
+     SELECT count(*)::int AS n FROM written`,
   );
 }
 
@@ -81,14 +87,15 @@ export async function dropSummariesResting(
   const observations = [...(on.observations ?? [])];
   const entities = [...(on.entities ?? [])];
   if (facts.length + observations.length + entities.length === 0) return 0;
-  const { rowCount } = await run(
+  const { rows } = await run<{ n: number }>(
     q,
-    sql`/* dropSummariesResting */ DELETE FROM chunks c
-     WHERE c.namespace = ${namespace} AND c.kind = ${SUMMARY_KIND}
+    sql`/* dropSummariesResting */ ${deleteChunksPosted(
+      sql`WHERE c.namespace = ${namespace} AND c.kind = ${SUMMARY_KIND}
        AND (c.node_key = ANY(${entities}::text[]) OR (c.meta->'sources'->'facts') ?| ${facts}::text[]
             OR (c.meta->'sources'->'observations') ?| ${observations}::text[])`,
+    )}`,
   );
-  return rowCount;
+  return rows[0]?.n ?? 0;
 }
 
 /** The stored summaries of `keys` a reader with `visibleScopes` may see, with their staleness. */

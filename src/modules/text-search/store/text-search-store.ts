@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/database.js';
+import { updateChunksPosted } from '../../../kernel/store/postings.js';
 import { param, raw, run, sql } from '../../../kernel/store/sql.js';
 
 /** Every text-search configuration the database can use by its bare name (pg_ts_config). */
@@ -145,8 +146,8 @@ export async function chunkTextsAfter(
 
 /**
  * Sets the configuration of the given chunks in one statement; the generated tsvector follows,
- * and the postings trigger moves each changed chunk between configurations' statistics.
- * Rows already in their configuration are not touched.
+ * and so do the postings, the statement moving each changed chunk between configurations'
+ * statistics. Rows already in their configuration are not touched.
  */
 export async function setChunkConfigs(
   q: Queryable,
@@ -155,12 +156,15 @@ export async function setChunkConfigs(
   configs: readonly string[],
 ): Promise<number> {
   if (chunkIds.length === 0) return 0;
-  const { rowCount } = await run(
+  const { rows } = await run<{ n: number }>(
     q,
-    sql`/* setChunkConfigs */
-     UPDATE chunks c SET ts_config = v.cfg::regconfig
-     FROM unnest(${chunkIds}::bigint[], ${configs}::text[]) AS v(chunk_id, cfg)
-     WHERE c.namespace = ${namespace} AND c.chunk_id = v.chunk_id AND c.ts_config <> v.cfg::regconfig`,
+    sql`/* setChunkConfigs */ ${updateChunksPosted({
+      changes: sql`v.cfg::regconfig AS new_ts_config`,
+      from: sql`FROM unnest(${chunkIds}::bigint[], ${configs}::text[]) AS v(chunk_id, cfg)
+       JOIN chunks c ON c.namespace = ${namespace} AND c.chunk_id = v.chunk_id
+       WHERE c.ts_config <> v.cfg::regconfig`,
+      set: sql`ts_config = o.new_ts_config`,
+    })}`,
   );
-  return rowCount;
+  return rows[0]?.n ?? 0;
 }
