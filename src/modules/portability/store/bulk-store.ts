@@ -13,11 +13,11 @@ import { ident, param, raw, run, sql } from '../../../kernel/store/sql.js';
 /**
  * The bulk import path: a batch is staged with COPY into temporary tables and moved into the
  * real ones by one set-based statement (observations, their node entities, their chunks; the
- * chunks' statement trigger computes the BM25 postings of the whole batch at once). Rows
+ * chunk statement writes the BM25 postings of the whole batch at once, see postings.ts). Rows
  * already recorded are skipped by `ON CONFLICT DO NOTHING`, which is what makes a re-run after
- * a crash resume where it stopped. The HNSW index can be dropped for a large load and built
- * once at the end (`buildVectorIndex`), a sorted build being far cheaper than one graph insert
- * per row.
+ * a crash resume where it stopped. The HNSW and trigram indexes can be dropped for a large
+ * load and built once at the end (`buildVectorIndex`), a build being far cheaper than one
+ * insert per row.
  */
 
 export interface BulkObservation {
