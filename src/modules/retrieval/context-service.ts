@@ -128,7 +128,6 @@ export class ContextService {
     };
     const compileDeps: CompileDeps = {
       db: this.scope.db,
-      concurrentReads: this.scope.db.backend === 'postgres',
       embedder: deps.embedder,
       principal: { id: principal.id, scopes: principal.scopes, pii: principal.pii },
       charsPerToken: deps.config.charsPerToken,
