@@ -30,6 +30,7 @@ describe('plan modes of the hot reads', () => {
       'contextHydrateCandidates',
       'contextMultiHop',
       'contextRecentChannel',
+      'currentState',
       'findHitChunks',
       'graphChannel',
     ]);
