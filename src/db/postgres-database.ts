@@ -425,6 +425,8 @@ const PREPARED_STATEMENTS = new Set([
   'matchAnchorCandidates',
   'typedTraversalLevel',
   'typedEntitiesAsOf',
+  'insertTypedTraces',
+  'loadNamespacePacks',
 ]);
 
 /**
