@@ -175,6 +175,10 @@ const INVISIBLE = /[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]/u;
 const OBFUSCATED = /^ ?[([{] ?(at|dot) ?[)\]}] ?/i;
 // Between two digits: dots, slashes and middle dots, alone or with spaces (`415 . 555`, `415/555`).
 const DIGIT_JOINER = /^[ \u00a0]{0,2}[./\u00b7\u2022\u2027\u2219\u30fb][ \u00a0]{0,2}/u;
+// Printable ASCII but the characters that may start an `(at)` or a joiner (space, `(`, `.`,
+// `/`, `[`, `{`); a space followed by such a plain character starts neither.
+const PLAIN_RUN =
+  /(?:[\x21-\x27\x29-\x2d\x30-\x5a\x5c-\x7a\x7c-\x7e]| (?=[\x21-\x27\x29-\x2d\x30-\x5a\x5c-\x7a\x7c-\x7e]))+/y;
 const NEEDS_VIEW = /[^\t\n\r\u0020-\u007e]|[([{] ?(?:at|dot) ?[)\]}]|\d ?[./] ?\d/i;
 
 /**
@@ -185,31 +189,85 @@ const NEEDS_VIEW = /[^\t\n\r\u0020-\u007e]|[([{] ?(?:at|dot) ?[)\]}]|\d ?[./] ?\
  */
 export function normaliseForDetection(text: string): DetectionView {
   if (!NEEDS_VIEW.test(text)) return { text, source: (start, end) => ({ start, end }) };
+  // Where each character of the view comes from is asked only of a text that holds personal
+  // data (rare): the view is built again then, with its positions.
+  let mapped: ReturnType<typeof viewOf> | null = null;
+  return {
+    text: viewOf(text, false).text,
+    source: (start, end) => {
+      mapped ??= viewOf(text, true);
+      const { from, to, length } = mapped;
+      return {
+        start: start >= 0 && start < length ? from![start]! : text.length,
+        end: end >= 1 && end <= length ? to![end - 1]! : text.length,
+      };
+    },
+  };
+}
+
+function viewOf(
+  text: string,
+  withPositions: boolean,
+): { text: string; from: Int32Array | null; to: Int32Array | null; length: number } {
   // Invisible characters go first (all in the BMP), so they cannot split what the rest reads.
-  let clean = '';
-  const at: number[] = [];
-  for (let i = 0; i < text.length; i += 1) {
-    if (INVISIBLE.test(text[i]!)) continue;
-    clean += text[i];
-    at.push(i);
+  let clean = text;
+  let at: number[] | null = null;
+  if (INVISIBLE.test(text)) {
+    clean = '';
+    at = [];
+    for (let i = 0; i < text.length; i += 1) {
+      if (INVISIBLE.test(text[i]!)) continue;
+      clean += text[i];
+      at.push(i);
+    }
   }
+  const origin = (i: number) => (at ? at[i]! : i);
   let out = '';
-  const from: number[] = [];
-  const to: number[] = [];
+  // The last three characters of `out`, kept apart: slicing `out` itself flattens it each time.
+  let tail = '';
+  // Where each character of `out` comes from; `out` is never longer than `clean`.
+  const from = withPositions ? new Int32Array(clean.length) : null;
+  const to = withPositions ? new Int32Array(clean.length) : null;
+  let n = 0;
   const emit = (s: string, start: number, end: number) => {
     for (let k = 0; k < s.length; k += 1) {
       out += s[k];
-      from.push(at[start]!);
-      to.push(at[end - 1]! + 1);
+      if (from && to) {
+        from[n] = origin(start);
+        to[n] = origin(end - 1) + 1;
+      }
+      n += 1;
     }
+    tail = (tail + s).slice(-3);
   };
   for (let i = 0; i < clean.length; ) {
+    const code = clean.charCodeAt(i);
+    // Each test below needs a space, a bracket, a joiner or a character beyond ASCII where it
+    // starts: any other printable ASCII character is its own view (NFKC and the digit mapping
+    // leave ASCII as it is), and most of a text is runs of such characters, copied whole.
+    PLAIN_RUN.lastIndex = i;
+    const run = PLAIN_RUN.exec(clean);
+    if (run) {
+      out += run[0];
+      if (from && to) {
+        for (let k = i; k < i + run[0].length; k += 1) {
+          const o = at ? at[k]! : k;
+          from[n + k - i] = o;
+          to[n + k - i] = o + 1;
+        }
+      }
+      n += run[0].length;
+      tail = (tail + run[0].slice(-3)).slice(-3);
+      i += run[0].length;
+      continue;
+    }
     const width = clean.codePointAt(i)! > 0xffff ? 2 : 1;
     const ch = clean.slice(i, i + width);
     const obfuscated = OBFUSCATED.exec(clean.slice(i, i + 8));
     // Groups of two or more digits on both sides (a lone leading 1 is a country code): a
-    // decimal such as `7707083893.5` stays a decimal.
-    const joiner = /(?:\d\d|(?:^|[^\d])1)$/.test(out) ? DIGIT_JOINER.exec(clean.slice(i, i + 6)) : null;
+    // decimal such as `7707083893.5` stays a decimal. Only the end of `out` matters: testing
+    // the whole of it for every character would make a long text quadratic.
+    const joiner = /(?:\d\d|(?:^|[^\d])1)$/.test(tail) ? DIGIT_JOINER.exec(clean.slice(i, i + 6)) : null;
     const after = joiner ? asciiDigits(clean.slice(i + joiner[0].length, i + joiner[0].length + 4)) : '';
     if (obfuscated) {
       emit(obfuscated[1]!.toLowerCase() === 'at' ? '@' : '.', i, i + obfuscated[0].length);
@@ -219,15 +277,14 @@ export function normaliseForDetection(text: string): DetectionView {
       i += joiner[0].length;
     } else {
       // Only one-for-one compatibility forms (fullwidth, no-break): `№` must not become `No`.
-      const compatible = ch.normalize('NFKC');
-      emit(asciiDigits(compatible.length === 1 ? compatible : ch), i, i + width);
+      // ASCII is its own form and holds only ASCII digits.
+      const compatible = code < 0x80 ? ch : ch.normalize('NFKC');
+      const view = code < 0x80 ? ch : asciiDigits(compatible.length === 1 ? compatible : ch);
+      emit(view, i, i + width);
       i += width;
     }
   }
-  return {
-    text: out,
-    source: (start, end) => ({ start: from[start] ?? text.length, end: to[end - 1] ?? text.length }),
-  };
+  return { text: out, from, to, length: n };
 }
 
 /** Decimal digits of any script as ASCII (a run of ten \p{Nd} code points starts at zero). */

@@ -160,7 +160,7 @@ describe('context: the ContextPack over HTTP', () => {
       'current_state',
     ])
       expect(trace.channels[channel], channel).toMatchObject({ status: 'ok' });
-    expect(res.extensions!.sql!.statements).toBeLessThanOrEqual(process.env.DATABASE_URL ? 11 : 10);
+    expect(res.extensions!.sql!.statements).toBeLessThanOrEqual(10);
   });
 
   describe('strategies', () => {

@@ -24,14 +24,17 @@ describe('plan modes of the hot reads', () => {
     await db?.close();
   });
 
-  it('graph walk, hit rows and the compiler statements run with generic plans on native PostgreSQL', async () => {
+  it('graph walk, hit rows, the compiler statements and the typed traversal run with generic plans on native PostgreSQL', async () => {
     expect([...GENERIC_PLAN_STATEMENTS].sort()).toEqual([
       'contextFactsChannel',
       'contextHydrateCandidates',
       'contextMultiHop',
       'contextRecentChannel',
+      'currentState',
       'findHitChunks',
       'graphChannel',
+      'matchAnchorCandidates',
+      'typedTraversalLevel',
     ]);
     const expected = db.backend === 'postgres' ? 'force_generic_plan' : 'auto';
     for (const name of GENERIC_PLAN_STATEMENTS) expect(await planMode(db, name), name).toBe(expected);

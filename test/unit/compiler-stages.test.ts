@@ -5,7 +5,11 @@ import {
   topHitSeeds,
 } from '../../src/modules/retrieval/compiler/anchored-channels.js';
 import { CandidatePool } from '../../src/modules/retrieval/compiler/candidate-pool.js';
-import { type Candidate, candidateKey } from '../../src/modules/retrieval/compiler/candidates.js';
+import {
+  type Candidate,
+  candidateGlobalId,
+  candidateKey,
+} from '../../src/modules/retrieval/compiler/candidates.js';
 import { conflictGroups } from '../../src/modules/retrieval/compiler/conflicts.js';
 import { expansionNames } from '../../src/modules/retrieval/compiler/expand.js';
 import { PackBuilder } from '../../src/modules/retrieval/compiler/pack-builder.js';
@@ -17,8 +21,16 @@ import {
   selectUnion,
   signalContext,
 } from '../../src/modules/retrieval/compiler/score.js';
-import type { Scored } from '../../src/modules/retrieval/compiler/signals.js';
-import { type TraceDraft, traceRows, withReplacements } from '../../src/modules/retrieval/compiler/trace.js';
+import type { ScoreSignals, Scored } from '../../src/modules/retrieval/compiler/signals.js';
+import {
+  type TraceDecision,
+  type TraceDraft,
+  currentDecision,
+  decisionsAsServed,
+  storedDecision,
+  traceRows,
+  withReplacements,
+} from '../../src/modules/retrieval/compiler/trace.js';
 import type { Queryable } from '../../src/db/database.js';
 
 // Each stage of the context compiler on its own, with typed inputs and outputs (no database:
@@ -311,5 +323,90 @@ describe('trace', () => {
       section: 'EPISODES',
       tokenEstimate: 8,
     });
+  });
+
+  it('stores decisions compactly and reads each back whole', () => {
+    const signals: ScoreSignals = {
+      rrf: 0.0158,
+      channels: [
+        { channel: 'facts', rank: 2, score: null },
+        { channel: 'vector', rank: 0, score: 0.81 },
+      ],
+      exactId: 0,
+      entity: 0.01,
+      entities: ['person:alice'],
+      scope: 0,
+      current: 0.003,
+      evidence: 0,
+      freshness: 1e-14,
+      label: 0,
+      terms: 0,
+      asking: -0.002,
+      newer: 0,
+      state: 0,
+    };
+    const zero: ScoreSignals = {
+      rrf: 0,
+      channels: [],
+      exactId: 0,
+      entity: 0,
+      entities: [],
+      scope: 0,
+      current: 0,
+      evidence: 0,
+      freshness: 0,
+      label: 0,
+      terms: 0,
+      asking: 0,
+      newer: 0,
+      state: 0,
+    };
+    const base: TraceDecision = {
+      id: candidateGlobalId('fact', 'ns', 'f-1'),
+      kind: 'fact',
+      namespace: 'ns',
+      localId: 'f-1',
+      decision: 'INCLUDED',
+      reason: null,
+      score: 0.0248,
+      signals,
+      section: 'RELEVANT_FACTS',
+      tokenEstimate: 32,
+      distance: 0.97,
+      conflict: false,
+      expansion: null,
+      duplicateOf: null,
+    };
+    const decisions: TraceDecision[] = [
+      base,
+      { ...base, signals: zero, conflict: true, expansion: 'MULTI_HOP_EXPANSION' },
+      {
+        ...base,
+        id: candidateGlobalId('chunk', 'ns', '42'),
+        kind: 'chunk',
+        localId: '42',
+        decision: 'EXCLUDED',
+        reason: 'DUPLICATE',
+        duplicateOf: candidateGlobalId('chunk', 'ns', '7'),
+      },
+      {
+        ...base,
+        decision: 'BLOCKED',
+        reason: 'EVIDENCE_LOST',
+        score: null,
+        signals: null,
+        section: null,
+        tokenEstimate: null,
+        distance: null,
+      },
+      { ...base, id: 'S-1', kind: 'session', localId: null },
+      currentDecision({ included: true, truncated: true, text: 't', block: 'b', cost: 3, fullCost: 9 }),
+    ];
+    const stored = decisions.map((d) => storedDecision(d, 'ns'));
+    expect(JSON.stringify(stored).length).toBeLessThan(JSON.stringify(decisions).length * 0.7);
+    expect(stored[0]).not.toHaveProperty('id');
+    expect(decisionsAsServed(JSON.parse(JSON.stringify(stored)), 'ns')).toEqual(decisions);
+    // Rows written before the compact form read back as they were.
+    expect(decisionsAsServed(JSON.parse(JSON.stringify(decisions)), 'ns')).toEqual(decisions);
   });
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { assertCanRead } from '../../auth/principal.js';
 import { compileContext, compilePack } from './compiler/compile.js';
 import type { CompileDeps, CompileRequest, ContextPackValue } from './compiler/pack-types.js';
-import { writeTrace } from './compiler/trace.js';
+import { decisionsAsServed, writeTrace } from './compiler/trace.js';
 import { CONTEXT_DEFAULTS, CONTEXT_STRATEGIES } from './pipeline/vocabulary.js';
 import { badInput, parseInput } from '../../errors.js';
 import { recordContextPack } from '../../observability/retrieval.js';
@@ -128,7 +128,6 @@ export class ContextService {
     };
     const compileDeps: CompileDeps = {
       db: this.scope.db,
-      concurrentReads: this.scope.db.backend === 'postgres',
       embedder: deps.embedder,
       principal: { id: principal.id, scopes: principal.scopes, pii: principal.pii },
       charsPerToken: deps.config.charsPerToken,
@@ -174,7 +173,8 @@ export class ContextService {
       kind: row.kind,
       request: row.request,
       channels: row.channels,
-      decisions: row.decisions,
+      // Typed traces (typedContext) are stored whole; context traces compactly (trace.ts).
+      decisions: row.kind === 'context' ? decisionsAsServed(row.decisions, row.namespace) : row.decisions,
     };
   }
 }

@@ -88,12 +88,11 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
     query: plan.hasQuery ? plan.query : null,
   });
   // The hits seed the anchored channels; they are read before those run only when a floor or
-  // relevance scopes may reject some. Else the seeds come from the hits' references, and on
-  // native PostgreSQL the hits are read while the anchored channels run, leaving only the
-  // anchored channels' candidates to read after them. PGlite runs one statement at a time, so
-  // there the overlap would only add a statement: the hits are read with the rest, once.
+  // relevance scopes may reject some. Else the seeds come from the hits' references and the hits
+  // are read with the anchored channels' candidates, once: reading them while the anchored
+  // channels run would take a second statement (planned, executed, its rows parsed) to save
+  // little wall time, and under load statements are what the gateway and the database lack.
   const seedsFromHits = seedsWithoutReading(req);
-  const overlapHits = seedsFromHits && deps.concurrentReads === true;
   if (!seedsFromHits) await stages.run('hydrate_hits', () => pool.hydrate(queried.refs));
   const seeds = plan.settings.graph.seeds;
   const requested = requestedEntityKeys(req);
@@ -106,7 +105,6 @@ export async function compilePack(req: CompileRequest, deps: CompileDeps): Promi
         : topHitSeeds(queried.lists, plan, pool, req.maxDistance, seeds),
     }),
     readCurrentState(req, plan, deps, runner, requested),
-    overlapHits ? stages.within(() => pool.hydrate(queried.refs)) : undefined,
   ]);
   const lists = new Map([...queried.lists, ...anchored]);
 

@@ -43,8 +43,6 @@ export interface CompilePrincipal {
 
 export interface CompileDeps {
   db: Queryable;
-  /** The database runs statements side by side (native PostgreSQL's pool; PGlite runs one at a time). */
-  concurrentReads?: boolean;
   embedder: Embedder;
   principal: CompilePrincipal;
   charsPerToken: number;

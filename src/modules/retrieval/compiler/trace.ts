@@ -10,7 +10,7 @@ import { isVisibilityScope } from '../../../domain/scopes.js';
 import { estimateTokens } from '../../../domain/tokens.js';
 import type { ChannelReport } from '../pipeline/channel-runner.js';
 import { insertTraces, type TracePrune, type TraceWrite } from '../store/trace-store.js';
-import type { CandidateKind, SectionKind } from './candidates.js';
+import { type CandidateKind, type SectionKind, candidateGlobalId } from './candidates.js';
 import type { CurrentOutcome } from './packing.js';
 import type { CompileRequest, ContextPackValue, PackedItem } from './pack-types.js';
 import type { ScoreSignals, Scored } from './signals.js';
@@ -210,8 +210,121 @@ export function traceRows(draft: TraceDraft, served: ContextPackValue): TraceWri
       principalId: draft.principalId,
       request,
       channels: draft.channels,
-      decisions: [...(draft.current ? [draft.current] : []), ...mine.map((d) => d.decision)],
+      decisions: [
+        ...(draft.current ? [storedDecision(draft.current, ns)] : []),
+        ...mine.map((d) => storedDecision(d.decision, ns)),
+      ],
       visibility: visibilityOf(mine),
+    };
+  });
+}
+
+// ------------------------------------------------------------------ stored form
+
+/*
+ * A trace row holds one decision per candidate (a hundred and more under a large budget): as
+ * written whole they made ~50 KB of JSON per pack, to build, send, parse and store on every
+ * read. A decision is stored without what its reader can restore: values at their default (null,
+ * false, a zero signal, an empty list), the namespace of the row it is in, and the Relay id of a
+ * stored item (derived from kind, namespace and local id). `decisionsAsServed` restores each
+ * decision whole, so contextTrace answers as before, for rows written in either form.
+ */
+
+const CANDIDATE_KINDS: ReadonlySet<string> = new Set<CandidateKind>([
+  'fact',
+  'chunk',
+  'observation',
+  'entity',
+]);
+
+const DECISION_DEFAULTS: Omit<TraceDecision, 'id' | 'kind' | 'namespace' | 'decision'> = {
+  localId: null,
+  reason: null,
+  score: null,
+  signals: null,
+  section: null,
+  tokenEstimate: null,
+  distance: null,
+  conflict: false,
+  expansion: null,
+  duplicateOf: null,
+};
+
+const SIGNAL_DEFAULTS: ScoreSignals = {
+  rrf: 0,
+  channels: [],
+  exactId: 0,
+  entity: 0,
+  entities: [],
+  scope: 0,
+  current: 0,
+  evidence: 0,
+  freshness: 0,
+  label: 0,
+  terms: 0,
+  asking: 0,
+  newer: 0,
+  state: 0,
+};
+
+type Stored = Record<string, unknown>;
+
+/** A decision as a trace row of `namespace` stores it (see above). */
+export function storedDecision(d: TraceDecision, namespace: string): Stored {
+  const out: Stored = { kind: d.kind, decision: d.decision };
+  if (d.namespace !== namespace) out.namespace = d.namespace;
+  const derivedId = d.localId !== null && d.namespace !== null && CANDIDATE_KINDS.has(d.kind);
+  if (!derivedId) out.id = d.id;
+  if (d.localId !== null) out.localId = d.localId;
+  if (d.reason !== null) out.reason = d.reason;
+  if (d.score !== null) out.score = d.score;
+  if (d.signals !== null) out.signals = storedSignals(d.signals);
+  if (d.section !== null) out.section = d.section;
+  if (d.tokenEstimate !== null) out.tokenEstimate = d.tokenEstimate;
+  if (d.distance !== null) out.distance = d.distance;
+  if (d.conflict) out.conflict = true;
+  if (d.expansion !== null) out.expansion = d.expansion;
+  if (d.duplicateOf !== null) out.duplicateOf = d.duplicateOf;
+  return out;
+}
+
+function storedSignals(s: ScoreSignals): Stored {
+  const out: Stored = {};
+  for (const key of Object.keys(s) as (keyof ScoreSignals)[]) {
+    const v = s[key];
+    if (key === 'channels') {
+      if (s.channels.length > 0)
+        out.channels = s.channels.map((c) =>
+          c.score === null
+            ? { channel: c.channel, rank: c.rank }
+            : { channel: c.channel, rank: c.rank, score: c.score },
+        );
+    } else if (Array.isArray(v) ? v.length > 0 : v !== 0) out[key] = v;
+  }
+  return out;
+}
+
+/** The decisions of a stored context trace row, each whole again (rows of either form). */
+export function decisionsAsServed(decisions: readonly unknown[], namespace: string): TraceDecision[] {
+  return decisions.map((raw) => {
+    const d = raw as Stored & Pick<TraceDecision, 'kind' | 'decision'>;
+    const ns = 'namespace' in d ? (d.namespace as string | null) : namespace;
+    const localId = (d.localId as string | null | undefined) ?? null;
+    const signals = d.signals as (Partial<ScoreSignals> & Stored) | null | undefined;
+    return {
+      ...DECISION_DEFAULTS,
+      ...d,
+      id:
+        (d.id as string | undefined) ??
+        candidateGlobalId(d.kind as CandidateKind, ns as string, localId as string),
+      namespace: ns,
+      signals: signals
+        ? {
+            ...SIGNAL_DEFAULTS,
+            ...signals,
+            channels: (signals.channels ?? []).map((c) => ({ ...c, score: c.score ?? null })),
+          }
+        : null,
     };
   });
 }
