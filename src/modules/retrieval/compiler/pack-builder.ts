@@ -8,25 +8,8 @@ import { conflictGroups } from './conflicts.js';
 import { type CurrentOutcome, type PackEntry, type PackOutcome, Packer, piecePoints } from './packing.js';
 import type { PackedItem } from './pack-types.js';
 import { itemLabel, pieceCostOfPoints, renderItem } from './render.js';
-import type { ScoreSignals, Scored } from './signals.js';
+import { type Scored, ZERO_SIGNALS } from './signals.js';
 import { type TraceDecision, decisionOf } from './trace.js';
-
-const ZERO_SIGNALS: ScoreSignals = {
-  rrf: 0,
-  channels: [],
-  exactId: 0,
-  entity: 0,
-  entities: [],
-  scope: 0,
-  current: 0,
-  evidence: 0,
-  freshness: 0,
-  label: 0,
-  terms: 0,
-  asking: 0,
-  newer: 0,
-  state: 0,
-};
 
 type Entry = PackEntry & { item: PackedItem };
 

@@ -34,6 +34,24 @@ export interface ScoreSignals {
   state: number;
 }
 
+/** Every signal at zero: an item no ranking scored (a current-state line, a default). */
+export const ZERO_SIGNALS: ScoreSignals = {
+  rrf: 0,
+  channels: [],
+  exactId: 0,
+  entity: 0,
+  entities: [],
+  scope: 0,
+  current: 0,
+  evidence: 0,
+  freshness: 0,
+  label: 0,
+  terms: 0,
+  asking: 0,
+  newer: 0,
+  state: 0,
+};
+
 export interface Scored {
   candidate: Candidate;
   score: number;

@@ -13,7 +13,7 @@ import { insertTraces, type TracePrune, type TraceWrite } from '../store/trace-s
 import { type CandidateKind, type SectionKind, candidateGlobalId } from './candidates.js';
 import type { CurrentOutcome } from './packing.js';
 import type { CompileRequest, ContextPackValue, PackedItem } from './pack-types.js';
-import type { ScoreSignals, Scored } from './signals.js';
+import { type ScoreSignals, type Scored, ZERO_SIGNALS } from './signals.js';
 
 export type Decision = 'INCLUDED' | 'EXCLUDED' | 'BLOCKED';
 
@@ -250,23 +250,6 @@ const DECISION_DEFAULTS: Omit<TraceDecision, 'id' | 'kind' | 'namespace' | 'deci
   duplicateOf: null,
 };
 
-const SIGNAL_DEFAULTS: ScoreSignals = {
-  rrf: 0,
-  channels: [],
-  exactId: 0,
-  entity: 0,
-  entities: [],
-  scope: 0,
-  current: 0,
-  evidence: 0,
-  freshness: 0,
-  label: 0,
-  terms: 0,
-  asking: 0,
-  newer: 0,
-  state: 0,
-};
-
 type Stored = Record<string, unknown>;
 
 /** A decision as a trace row of `namespace` stores it (see above). */
@@ -320,7 +303,7 @@ export function decisionsAsServed(decisions: readonly unknown[], namespace: stri
       namespace: ns,
       signals: signals
         ? {
-            ...SIGNAL_DEFAULTS,
+            ...ZERO_SIGNALS,
             ...signals,
             channels: (signals.channels ?? []).map((c) => ({ ...c, score: c.score ?? null })),
           }
